@@ -1,0 +1,116 @@
+#include "engine/coll_context.hpp"
+
+#include <algorithm>
+
+#include "comm/transport.hpp"
+#include "error.hpp"
+
+namespace braid::coll {
+
+using detail::fail;
+
+CollContext::CollContext(detail::Transport &transport, int rank, int size, uint64_t tag_base,
+                         double timeout_s)
+    : transport_(transport),
+      rank_(rank),
+      size_(size),
+      tag_base_(tag_base),
+      timeout_s_(timeout_s),
+      max_message_(transport.props().max_message) {}
+
+CollContext::~CollContext() { cancel_all(); }
+
+OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
+  Op op{peer, true, step, bytes, 0, {}};
+  const auto *p = static_cast<const char *>(buf);
+  // A zero-byte message is still one message: the receiver waits for it.
+  size_t offset = 0;
+  do {
+    size_t n = std::min(bytes - offset, max_message_);
+    op.pending.push_back(transport_.isend(peer, tag(step), p + offset, n));
+    offset += n;
+  } while (offset < bytes);
+  ops_.push_back(std::move(op));
+  ++outstanding_;
+  return ops_.size() - 1;
+}
+
+OpId CollContext::recv(int peer, void *buf, size_t bytes, uint32_t step) {
+  Op op{peer, false, step, bytes, 0, {}};
+  auto *p = static_cast<char *>(buf);
+  size_t offset = 0;
+  do {
+    size_t n = std::min(bytes - offset, max_message_);
+    op.pending.push_back(transport_.irecv(peer, tag(step), p + offset, n));
+    offset += n;
+  } while (offset < bytes);
+  ops_.push_back(std::move(op));
+  ++outstanding_;
+  return ops_.size() - 1;
+}
+
+bool CollContext::complete(OpId id) const {
+  if (id == kAll) return outstanding_ == 0;
+  return ops_[id].pending.empty();
+}
+
+void CollContext::suspend(std::coroutine_handle<> h, OpId id) {
+  waiter_ = h;
+  awaited_ = id;
+  wait_started_ = Clock::now();
+}
+
+void CollContext::finish_op(Op &op) {
+  --outstanding_;
+  if (!op.is_send && op.received != op.bytes)
+    fail(BRAID_ERR_MISMATCH, "rank ", op.peer, " sent ", op.received, " bytes where rank ", rank_,
+         " expected ", op.bytes, " (message ", op.step, ")");
+}
+
+bool CollContext::poll() {
+  if (outstanding_ == 0) return false;
+  bool any = false;
+  for (Op &op : ops_) {
+    if (op.pending.empty()) continue;
+    // Chunks of one message complete in order; test from the front.
+    while (!op.pending.empty()) {
+      size_t got = 0;
+      if (!transport_.test(op.pending.front(), &got)) break;
+      op.pending.erase(op.pending.begin());
+      op.received += got;
+      any = true;
+    }
+    if (op.pending.empty()) finish_op(op);
+  }
+  return any;
+}
+
+std::coroutine_handle<> CollContext::take_ready() {
+  if (!waiter_ || !complete(awaited_)) return {};
+  return std::exchange(waiter_, {});
+}
+
+void CollContext::check_deadline() const {
+  if (!waiter_) return;
+  double waited = std::chrono::duration<double>(Clock::now() - wait_started_).count();
+  if (waited < timeout_s_) return;
+  for (const Op &op : ops_) {
+    if (op.pending.empty()) continue;
+    if (awaited_ != kAll && &op != &ops_[awaited_]) continue;
+    fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for rank ", op.peer, " (",
+         op.is_send ? "send of " : "receive of ", op.bytes, " bytes, message ", op.step, ")");
+  }
+  fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s");
+}
+
+void CollContext::cancel_all() noexcept {
+  for (Op &op : ops_) {
+    for (braid_transport_req_t req : op.pending) transport_.cancel(req);
+    op.pending.clear();
+  }
+  ops_.clear();
+  outstanding_ = 0;
+  waiter_ = {};
+}
+
+}  // namespace braid::coll

@@ -1,0 +1,73 @@
+#include "engine/collective.hpp"
+
+#include <new>
+
+#include "error.hpp"
+
+namespace braid::coll {
+
+const char *kind_name(CollKind kind) {
+  switch (kind) {
+    case CollKind::allreduce:
+      return "allreduce";
+    case CollKind::broadcast:
+      return "broadcast";
+    case CollKind::barrier:
+      return "barrier";
+  }
+  return "collective";
+}
+
+Collective::Collective(detail::Transport &transport, int rank, int size, uint64_t tag_base,
+                       double timeout_s, std::string label, AlgorithmFn algorithm, CollArgs args)
+    : label_(std::move(label)), ctx_(transport, rank, size, tag_base, timeout_s) {
+  task_ = algorithm(ctx_, args);
+}
+
+bool Collective::advance(bool *progressed) {
+  if (finished_) return true;
+  try {
+    if (!started_) {
+      started_ = true;
+      *progressed = true;
+      task_.handle().resume();
+    } else {
+      if (ctx_.poll()) *progressed = true;
+      // Resume as long as the algorithm finds what it waits for already complete.
+      while (auto next = ctx_.take_ready()) {
+        *progressed = true;
+        next.resume();
+        if (task_.done()) break;
+        ctx_.poll();
+      }
+    }
+    if (task_.done()) {
+      task_.rethrow_if_failed();
+      finish(BRAID_SUCCESS, {});
+      return true;
+    }
+    ctx_.check_deadline();
+  } catch (const detail::Failure &f) {
+    finish(f.code(), label_ + ": " + f.message());
+  } catch (const std::bad_alloc &) {
+    finish(BRAID_ERR_NO_MEMORY, label_ + ": out of memory");
+  } catch (const std::exception &e) {
+    finish(BRAID_ERR_INTERNAL, label_ + ": " + e.what());
+  }
+  return finished_;
+}
+
+void Collective::abort(braid_result_t result, const std::string &why) {
+  if (!finished_) finish(result, label_ + ": " + why);
+}
+
+void Collective::finish(braid_result_t result, std::string message) {
+  // Outstanding requests are cancelled before the algorithm's frame (and its buffers) goes.
+  ctx_.cancel_all();
+  task_ = Task();
+  finished_ = true;
+  result_ = result;
+  message_ = std::move(message);
+}
+
+}  // namespace braid::coll

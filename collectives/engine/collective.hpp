@@ -1,0 +1,46 @@
+// Collective: one running collective call, driven step by step. advance() never blocks: it
+// tests the outstanding messages and, when what the algorithm awaits has arrived, resumes it.
+#pragma once
+
+#include <braid/braid.h>
+
+#include <memory>
+#include <string>
+
+#include "engine/coll_args.hpp"
+#include "engine/coll_context.hpp"
+#include "engine/task.hpp"
+
+namespace braid::coll {
+
+class Collective {
+ public:
+  // `label` names the call in errors, e.g. "allreduce #7 (ring, 4 ranks)".
+  Collective(detail::Transport &transport, int rank, int size, uint64_t tag_base,
+             double timeout_s, std::string label, AlgorithmFn algorithm, CollArgs args);
+  Collective(const Collective &) = delete;
+  Collective &operator=(const Collective &) = delete;
+
+  // Returns true once finished (successfully or not). Never throws. Sets *progressed when a
+  // message completed or the algorithm moved on, so waiters know whether to back off.
+  bool advance(bool *progressed);
+  // Ends the collective with a failure that is not tied to one of its messages.
+  void abort(braid_result_t result, const std::string &why);
+  bool finished() const { return finished_; }
+  braid_result_t result() const { return result_; }
+  const std::string &message() const { return message_; }
+  const std::string &label() const { return label_; }
+
+ private:
+  void finish(braid_result_t result, std::string message);
+
+  std::string label_;
+  CollContext ctx_;
+  Task task_;
+  bool started_ = false;
+  bool finished_ = false;
+  braid_result_t result_ = BRAID_SUCCESS;
+  std::string message_;
+};
+
+}  // namespace braid::coll

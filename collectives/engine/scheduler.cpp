@@ -1,0 +1,70 @@
+#include "engine/scheduler.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+
+#include "comm/transport.hpp"
+#include "error.hpp"
+
+namespace braid::coll {
+namespace {
+
+constexpr unsigned kStepBits = 16;  // CollContext puts the message step in the low 16 bits
+constexpr int kSpinPasses = 256;
+constexpr int kYieldPasses = 4096;
+constexpr int kSleepMs = 1;
+
+}  // namespace
+
+Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double timeout_s)
+    : transport_(transport),
+      rank_(rank),
+      size_(size),
+      timeout_s_(timeout_s),
+      seq_bits_(std::min(24u, transport.props().tag_bits - kStepBits)) {}
+
+std::shared_ptr<Collective> Scheduler::start(std::string label, AlgorithmFn algorithm,
+                                             CollArgs args, uint64_t seq) {
+  // Sequence numbers wrap; only collectives this far apart in flight at once could collide.
+  const uint64_t tag_base = (seq & ((uint64_t{1} << seq_bits_) - 1)) << kStepBits;
+  auto c = std::make_shared<Collective>(transport_, rank_, size_, tag_base, timeout_s_,
+                                        std::move(label), algorithm, args);
+  bool progressed = false;
+  if (!c->advance(&progressed)) active_.push_back(c);
+  return c;
+}
+
+bool Scheduler::progress() {
+  bool progressed = false;
+  try {
+    transport_.progress();
+  } catch (const detail::Failure &f) {
+    // A failure of the whole transport (e.g. a fatal device event) ends everything in flight.
+    for (auto &c : active_) c->abort(f.code(), f.message());
+  }
+  for (auto &c : active_) c->advance(&progressed);
+  std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });
+  return progressed;
+}
+
+void Scheduler::wait(Collective &c) {
+  int idle = 0;
+  while (!c.finished()) {
+    bool progressed = progress();
+    if (c.finished()) break;
+    if (progressed) {
+      idle = 0;
+    } else if (++idle > kYieldPasses) {
+      try {
+        transport_.wait(kSleepMs);
+      } catch (const detail::Failure &f) {
+        for (auto &a : active_) a->abort(f.code(), f.message());
+      }
+    } else if (idle > kSpinPasses) {
+      sched_yield();
+    }
+  }
+}
+
+}  // namespace braid::coll

@@ -1,0 +1,126 @@
+#include "selection/selection.hpp"
+
+#include <cstdint>
+
+#include "allreduce/algorithms.hpp"
+#include "barrier/barrier.hpp"
+#include "broadcast/algorithms.hpp"
+#include "error.hpp"
+
+namespace braid::coll {
+namespace {
+
+constexpr size_t KiB = 1024;
+constexpr size_t MiB = 1024 * KiB;
+constexpr size_t kAny = SIZE_MAX;
+constexpr int kAnyRanks = 1 << 30;
+
+}  // namespace
+
+const std::vector<Algorithm> &all_algorithms() {
+  static const std::vector<Algorithm> algorithms = {
+      {"recursive_doubling", CollKind::allreduce, allreduce_recursive_doubling,
+       "log2(n) rounds exchanging the whole vector; lowest latency"},
+      {"rabenseifner", CollKind::allreduce, allreduce_rabenseifner,
+       "recursive-halving reduce-scatter + recursive-doubling allgather"},
+      {"ring", CollKind::allreduce, allreduce_ring,
+       "segmented, pipelined ring reduce-scatter + allgather; bandwidth-optimal"},
+      {"binomial", CollKind::broadcast, broadcast_binomial, "binomial tree from the root"},
+      {"scatter_allgather", CollKind::broadcast, broadcast_scatter_allgather,
+       "binomial scatter + ring allgather; bandwidth-optimal on 3+ ranks"},
+      {"dissemination", CollKind::barrier, barrier_dissemination,
+       "ceil(log2(n)) rounds of zero-byte messages"},
+  };
+  return algorithms;
+}
+
+const Algorithm *find_algorithm(CollKind kind, std::string_view name) {
+  for (const Algorithm &a : all_algorithms())
+    if (a.kind == kind && name == a.name) return &a;
+  return nullptr;
+}
+
+SelectionTable SelectionTable::defaults() {
+  SelectionTable t;
+  // Switch points measured with braid-bench over UCX on one node (docs/algorithms.md).
+  t.rules_ = {
+      {CollKind::allreduce, 0, 16 * KiB, 1, kAnyRanks, "recursive_doubling", 0},
+      {CollKind::allreduce, 16 * KiB, 512 * KiB, 1, kAnyRanks, "rabenseifner", 0},
+      {CollKind::allreduce, 512 * KiB, kAny, 1, kAnyRanks, "ring", 1 * MiB},
+      {CollKind::broadcast, 0, 256 * KiB, 1, kAnyRanks, "binomial", 0},
+      {CollKind::broadcast, 256 * KiB, kAny, 1, 2, "binomial", 0},
+      {CollKind::broadcast, 256 * KiB, kAny, 3, kAnyRanks, "scatter_allgather", 0},
+      {CollKind::barrier, 0, kAny, 1, kAnyRanks, "dissemination", 0},
+  };
+  return t;
+}
+
+void SelectionTable::set_override(CollKind kind, std::string_view name) {
+  if (name.empty()) return;
+  const Algorithm *a = find_algorithm(kind, name);
+  if (a == nullptr) {
+    std::string valid;
+    for (const Algorithm &x : all_algorithms())
+      if (x.kind == kind) valid += detail::cat(valid.empty() ? "" : ", ", x.name);
+    detail::fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_", kind == CollKind::allreduce ? "ALLREDUCE" : "BROADCAST",
+                 "_ALGO='", name, "' is not a ", kind_name(kind), " algorithm; valid: ", valid);
+  }
+  (kind == CollKind::allreduce ? override_allreduce_ : override_broadcast_) = a;
+}
+
+Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count, int ranks) const {
+  const Algorithm *forced = kind == CollKind::allreduce   ? override_allreduce_
+                            : kind == CollKind::broadcast ? override_broadcast_
+                                                          : nullptr;
+  if (forced != nullptr) {
+    return {forced, 1 * MiB,
+            detail::cat("BRAID_", kind == CollKind::allreduce ? "ALLREDUCE" : "BROADCAST",
+                        "_ALGO=", forced->name)};
+  }
+  // With fewer elements than ranks the block algorithms would move empty blocks around.
+  if (kind == CollKind::allreduce && count < static_cast<size_t>(ranks))
+    return {find_algorithm(kind, "recursive_doubling"), 0, "fewer elements than ranks"};
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    const Rule &r = rules_[i];
+    if (r.kind != kind || bytes < r.min_bytes || bytes >= r.max_bytes || ranks < r.min_ranks ||
+        ranks > r.max_ranks)
+      continue;
+    return {find_algorithm(kind, r.algorithm), r.segment_bytes, detail::cat("rule ", i + 1)};
+  }
+  detail::fail(BRAID_ERR_INTERNAL, "no selection rule for ", kind_name(kind), " of ", bytes,
+               " bytes on ", ranks, " ranks");
+}
+
+std::string format_bytes(size_t bytes) {
+  if (bytes == SIZE_MAX) return "inf";
+  if (bytes >= MiB && bytes % MiB == 0) return detail::cat(bytes / MiB, " MiB");
+  if (bytes >= KiB && bytes % KiB == 0) return detail::cat(bytes / KiB, " KiB");
+  return detail::cat(bytes, " B");
+}
+
+std::string SelectionTable::explain(int ranks) const {
+  std::ostringstream out;
+  out << "selection rules (first match wins):\n";
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    const Rule &r = rules_[i];
+    out << "  rule " << i + 1 << ": " << kind_name(r.kind) << " [" << format_bytes(r.min_bytes)
+        << ", " << format_bytes(r.max_bytes) << ") on " << r.min_ranks << ".."
+        << (r.max_ranks == kAnyRanks ? std::string("any") : std::to_string(r.max_ranks))
+        << " ranks -> " << r.algorithm;
+    if (r.segment_bytes) out << " (segment " << format_bytes(r.segment_bytes) << ")";
+    out << "\n";
+  }
+  out << "  allreduce with fewer elements than ranks -> recursive_doubling\n";
+  if (override_allreduce_) out << "override: BRAID_ALLREDUCE_ALGO=" << override_allreduce_->name << "\n";
+  if (override_broadcast_) out << "override: BRAID_BROADCAST_ALGO=" << override_broadcast_->name << "\n";
+  out << "choice per size on " << ranks << " ranks (float32 elements):\n";
+  for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 4) {
+    Choice a = choose(CollKind::allreduce, bytes, bytes / 4, ranks);
+    Choice b = choose(CollKind::broadcast, bytes, bytes / 4, ranks);
+    out << "  " << format_bytes(bytes) << ": allreduce " << a.algorithm->name << " ("
+        << a.why << "), broadcast " << b.algorithm->name << " (" << b.why << ")\n";
+  }
+  return out.str();
+}
+
+}  // namespace braid::coll

@@ -1,0 +1,64 @@
+// The algorithm selection table: data, not nested ifs. A rule maps a byte range and a rank-count
+// range of one collective to an algorithm and a pipeline segment size; the first matching rule
+// wins. BRAID_ALLREDUCE_ALGO / BRAID_BROADCAST_ALGO force one algorithm for every size, and
+// `braid-info --explain` prints the table so no switch point is hidden.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/coll_args.hpp"
+
+namespace braid::coll {
+
+struct Algorithm {
+  const char *name;
+  CollKind kind;
+  AlgorithmFn fn;
+  const char *summary;
+};
+
+struct Rule {
+  CollKind kind;
+  size_t min_bytes;  // inclusive
+  size_t max_bytes;  // exclusive; SIZE_MAX for "and up"
+  int min_ranks;     // inclusive
+  int max_ranks;     // inclusive
+  const char *algorithm;
+  size_t segment_bytes;
+};
+
+struct Choice {
+  const Algorithm *algorithm = nullptr;
+  size_t segment_bytes = 0;
+  std::string why;  // "rule 3: allreduce 8 KiB..256 KiB, 2..any ranks" or "BRAID_ALLREDUCE_ALGO"
+};
+
+const std::vector<Algorithm> &all_algorithms();
+const Algorithm *find_algorithm(CollKind kind, std::string_view name);
+
+class SelectionTable {
+ public:
+  // The built-in rules (docs/algorithms.md explains the switch points).
+  static SelectionTable defaults();
+  // Applies BRAID_ALLREDUCE_ALGO / BRAID_BROADCAST_ALGO; an unknown name throws Failure naming
+  // the valid ones. Empty strings leave the rules alone.
+  void set_override(CollKind kind, std::string_view name);
+
+  Choice choose(CollKind kind, size_t bytes, size_t count, int ranks) const;
+  // Human-readable table: the rules, the overrides, and the choice per size for `ranks`.
+  std::string explain(int ranks) const;
+
+  const std::vector<Rule> &rules() const { return rules_; }
+
+ private:
+  std::vector<Rule> rules_;
+  const Algorithm *override_allreduce_ = nullptr;
+  const Algorithm *override_broadcast_ = nullptr;
+};
+
+std::string format_bytes(size_t bytes);
+
+}  // namespace braid::coll

@@ -1,0 +1,97 @@
+/* braid: collective communication for HPC applications — C API.
+ *
+ * Threading: a communicator may be used by one thread at a time. braid_last_error() is
+ * per thread. Every call that waits is bounded by BRAID_TIMEOUT (seconds, default 300).
+ *
+ * Buffers: sendbuf == recvbuf means in place. count is in elements; count 0 is a valid no-op.
+ * Results of allreduce are bit-identical on every rank: each element is reduced in one place,
+ * in one order, and then distributed.
+ */
+#ifndef BRAID_BRAID_H
+#define BRAID_BRAID_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exported from libbraid.so, which hides everything else. */
+#if defined(__GNUC__)
+#define BRAID_API __attribute__((visibility("default")))
+#else
+#define BRAID_API
+#endif
+
+#define BRAID_VERSION_MAJOR 0
+#define BRAID_VERSION_MINOR 1
+#define BRAID_VERSION_PATCH 0
+
+typedef struct braid_comm_s *braid_comm_t;
+typedef struct braid_request_s *braid_request_t;
+
+typedef enum braid_result {
+  BRAID_SUCCESS = 0,
+  BRAID_ERR_INVALID_ARGUMENT, /* bad dtype/op/root/buffer; detected on the calling rank */
+  BRAID_ERR_MISMATCH,         /* ranks disagree about a collective's arguments */
+  BRAID_ERR_TIMEOUT,          /* a wait exceeded BRAID_TIMEOUT; the message names the peer */
+  BRAID_ERR_PEER_FAILED,      /* a peer process died or its connection broke */
+  BRAID_ERR_TRANSPORT,        /* the transport plugin failed */
+  BRAID_ERR_BOOTSTRAP,        /* the job could not be formed */
+  BRAID_ERR_NO_MEMORY,
+  BRAID_ERR_UNSUPPORTED,
+  BRAID_ERR_INTERNAL
+} braid_result_t;
+
+typedef enum braid_dtype {
+  BRAID_INT8,
+  BRAID_UINT8,
+  BRAID_INT32,
+  BRAID_UINT32,
+  BRAID_INT64,
+  BRAID_UINT64,
+  BRAID_FLOAT16,  /* IEEE binary16; reduced in float, rounded to nearest even */
+  BRAID_BFLOAT16, /* bfloat16; reduced in float, rounded to nearest even */
+  BRAID_FLOAT32,
+  BRAID_FLOAT64
+} braid_dtype_t;
+
+typedef enum braid_op { BRAID_SUM, BRAID_PROD, BRAID_MIN, BRAID_MAX } braid_op_t;
+
+/* Joins the job described by the environment (BRAID_RANK, BRAID_SIZE, BRAID_BOOTSTRAP, ...);
+ * without it the process is a 1-rank world. argc/argv may be NULL. Call once per process. */
+BRAID_API braid_result_t braid_init(int *argc, char ***argv, braid_comm_t *world);
+/* Releases the world communicator and the transport. Outstanding requests are abandoned. */
+BRAID_API braid_result_t braid_finalize(void);
+
+BRAID_API int braid_comm_rank(braid_comm_t comm);                /* -1 for an invalid communicator */
+BRAID_API int braid_comm_size(braid_comm_t comm);                /* -1 for an invalid communicator */
+BRAID_API const char *braid_comm_transport(braid_comm_t comm);   /* "ucx", "verbs", ... */
+
+BRAID_API braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                               braid_dtype_t dtype, braid_op_t op, braid_comm_t comm);
+BRAID_API braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
+                               braid_comm_t comm);
+BRAID_API braid_result_t braid_barrier(braid_comm_t comm);
+
+/* Non-blocking forms: several may be outstanding at once on one communicator. The buffers
+ * belong to braid until the request completes. */
+BRAID_API braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
+                                braid_request_t *req);
+BRAID_API braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
+                                braid_comm_t comm, braid_request_t *req);
+/* When done, frees *req and sets it NULL; the result is the collective's. */
+BRAID_API braid_result_t braid_test(braid_request_t *req, int *done);
+/* Frees *req and sets it NULL; the result is the collective's. */
+BRAID_API braid_result_t braid_wait(braid_request_t *req);
+
+BRAID_API const char *braid_strerror(braid_result_t r);
+/* This thread's detailed message for its last failure ("" if none). */
+BRAID_API const char *braid_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BRAID_BRAID_H */

@@ -1,0 +1,200 @@
+// braid C++ API: RAII over the C API, typed collectives over contiguous ranges (std::vector,
+// std::array, std::span, ...), and braid::Error exceptions carrying the result code and the
+// detailed message. Header-only; link braid::braid.
+//
+//   braid::Session session;                  // braid_init ... braid_finalize
+//   braid::Comm world = session.world();
+//   std::vector<float> v(1024, 1.0f);
+//   world.allreduce(v, braid::Op::sum);      // in place
+//   world.broadcast(v, /*root=*/0);
+#pragma once
+
+#include <braid/braid.h>
+
+#include <cstdint>
+#include <ranges>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace braid {
+
+class Error : public std::runtime_error {
+ public:
+  Error(braid_result_t code, const std::string &message)
+      : std::runtime_error(message), code_(code) {}
+  braid_result_t code() const noexcept { return code_; }
+
+ private:
+  braid_result_t code_;
+};
+
+enum class Op { sum = BRAID_SUM, prod = BRAID_PROD, min = BRAID_MIN, max = BRAID_MAX };
+
+// 16-bit floating-point element types, stored as their bit patterns.
+struct float16 {
+  std::uint16_t bits;
+};
+struct bfloat16 {
+  std::uint16_t bits;
+};
+
+template <typename T>
+struct dtype_of;
+template <> struct dtype_of<std::int8_t> { static constexpr braid_dtype_t value = BRAID_INT8; };
+template <> struct dtype_of<std::uint8_t> { static constexpr braid_dtype_t value = BRAID_UINT8; };
+template <> struct dtype_of<std::int32_t> { static constexpr braid_dtype_t value = BRAID_INT32; };
+template <> struct dtype_of<std::uint32_t> { static constexpr braid_dtype_t value = BRAID_UINT32; };
+template <> struct dtype_of<std::int64_t> { static constexpr braid_dtype_t value = BRAID_INT64; };
+template <> struct dtype_of<std::uint64_t> { static constexpr braid_dtype_t value = BRAID_UINT64; };
+template <> struct dtype_of<float16> { static constexpr braid_dtype_t value = BRAID_FLOAT16; };
+template <> struct dtype_of<bfloat16> { static constexpr braid_dtype_t value = BRAID_BFLOAT16; };
+template <> struct dtype_of<float> { static constexpr braid_dtype_t value = BRAID_FLOAT32; };
+template <> struct dtype_of<double> { static constexpr braid_dtype_t value = BRAID_FLOAT64; };
+
+// An element type braid can reduce and broadcast.
+template <typename T>
+concept Element = requires { dtype_of<std::remove_cv_t<T>>::value; };
+
+// A contiguous range of Elements: std::vector<float>, std::span<int32_t>, std::array, ...
+template <typename R>
+concept Buffer = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                 Element<std::ranges::range_value_t<R>>;
+
+namespace detail {
+inline void check(braid_result_t r) {
+  if (r != BRAID_SUCCESS) throw Error(r, braid_last_error());
+}
+}  // namespace detail
+
+// A non-blocking collective in flight. Waits in its destructor if never waited for, so the
+// buffers it uses are never released under it (errors there are swallowed: call wait()).
+class Request {
+ public:
+  Request() = default;
+  explicit Request(braid_request_t r) : req_(r) {}
+  Request(Request &&o) noexcept : req_(std::exchange(o.req_, nullptr)) {}
+  Request &operator=(Request &&o) noexcept {
+    if (this != &o) {
+      reset();
+      req_ = std::exchange(o.req_, nullptr);
+    }
+    return *this;
+  }
+  Request(const Request &) = delete;
+  Request &operator=(const Request &) = delete;
+  ~Request() { reset(); }
+
+  // Blocks until done; throws braid::Error if the collective failed.
+  void wait() {
+    if (req_ != nullptr) detail::check(braid_wait(&req_));
+  }
+  // Progresses; true once done (throws braid::Error if it failed).
+  bool test() {
+    if (req_ == nullptr) return true;
+    int done = 0;
+    detail::check(braid_test(&req_, &done));
+    return done != 0;
+  }
+  bool pending() const { return req_ != nullptr; }
+
+ private:
+  void reset() noexcept {
+    if (req_ != nullptr) (void)braid_wait(&req_);
+  }
+  braid_request_t req_ = nullptr;
+};
+
+// A communicator handle (non-owning; the Session owns the world).
+class Comm {
+ public:
+  explicit Comm(braid_comm_t c) : c_(c) {}
+  int rank() const { return braid_comm_rank(c_); }
+  int size() const { return braid_comm_size(c_); }
+  std::string transport() const {
+    const char *t = braid_comm_transport(c_);
+    return t ? t : "";
+  }
+  braid_comm_t native() const { return c_; }
+
+  // Out of place: `out` must have as many elements as `in`.
+  template <Buffer In, Buffer Out>
+  void allreduce(const In &in, Out &&out, Op op = Op::sum) const {
+    using T = std::ranges::range_value_t<In>;
+    static_assert(std::is_same_v<T, std::ranges::range_value_t<Out>>, "element types differ");
+    same_size(std::ranges::size(in), std::ranges::size(out));
+    detail::check(braid_allreduce(std::ranges::data(in), std::ranges::data(out),
+                                  std::ranges::size(in), dtype_of<T>::value,
+                                  static_cast<braid_op_t>(op), c_));
+  }
+  // In place.
+  template <Buffer R>
+  void allreduce(R &&inout, Op op = Op::sum) const {
+    using T = std::ranges::range_value_t<R>;
+    detail::check(braid_allreduce(std::ranges::data(inout), std::ranges::data(inout),
+                                  std::ranges::size(inout), dtype_of<T>::value,
+                                  static_cast<braid_op_t>(op), c_));
+  }
+  template <Buffer R>
+  void broadcast(R &&buf, int root) const {
+    using T = std::ranges::range_value_t<R>;
+    detail::check(braid_broadcast(std::ranges::data(buf), std::ranges::size(buf),
+                                  dtype_of<T>::value, root, c_));
+  }
+  void barrier() const { detail::check(braid_barrier(c_)); }
+
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request iallreduce(const In &in, Out &&out, Op op = Op::sum) const {
+    using T = std::ranges::range_value_t<In>;
+    static_assert(std::is_same_v<T, std::ranges::range_value_t<Out>>, "element types differ");
+    same_size(std::ranges::size(in), std::ranges::size(out));
+    braid_request_t r = nullptr;
+    detail::check(braid_iallreduce(std::ranges::data(in), std::ranges::data(out),
+                                   std::ranges::size(in), dtype_of<T>::value,
+                                   static_cast<braid_op_t>(op), c_, &r));
+    return Request(r);
+  }
+  template <Buffer R>
+  [[nodiscard]] Request iallreduce(R &&inout, Op op = Op::sum) const {
+    using T = std::ranges::range_value_t<R>;
+    braid_request_t r = nullptr;
+    detail::check(braid_iallreduce(std::ranges::data(inout), std::ranges::data(inout),
+                                   std::ranges::size(inout), dtype_of<T>::value,
+                                   static_cast<braid_op_t>(op), c_, &r));
+    return Request(r);
+  }
+  template <Buffer R>
+  [[nodiscard]] Request ibroadcast(R &&buf, int root) const {
+    using T = std::ranges::range_value_t<R>;
+    braid_request_t r = nullptr;
+    detail::check(braid_ibroadcast(std::ranges::data(buf), std::ranges::size(buf),
+                                   dtype_of<T>::value, root, c_, &r));
+    return Request(r);
+  }
+
+ private:
+  static void same_size(std::size_t in, std::size_t out) {
+    if (in != out)
+      throw Error(BRAID_ERR_INVALID_ARGUMENT, "allreduce: input has " + std::to_string(in) +
+                                                  " elements but output has " +
+                                                  std::to_string(out));
+  }
+  braid_comm_t c_;
+};
+
+// Joins the job on construction and leaves it on destruction (one per process).
+class Session {
+ public:
+  Session() { detail::check(braid_init(nullptr, nullptr, &world_)); }
+  Session(int &argc, char **&argv) { detail::check(braid_init(&argc, &argv, &world_)); }
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  ~Session() { (void)braid_finalize(); }
+  Comm world() const { return Comm(world_); }
+
+ private:
+  braid_comm_t world_ = nullptr;
+};
+
+}  // namespace braid

@@ -1,0 +1,121 @@
+#include "api/comm_object.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "error.hpp"
+#include "log.hpp"
+#include "reduce/dtype.hpp"
+
+namespace braid::detail {
+namespace {
+
+const char *env_or_empty(const char *name) {
+  const char *v = std::getenv(name);
+  return v ? v : "";
+}
+
+size_t checked_bytes(braid_comm_s &comm, const char *what, size_t count, int dtype) {
+  if (!coll::dtype_valid(dtype))
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": unknown dtype ", dtype);
+  const size_t es = coll::dtype_size(static_cast<braid_dtype_t>(dtype));
+  if (count > SIZE_MAX / es)
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": count ", count, " of ",
+         coll::dtype_name(static_cast<braid_dtype_t>(dtype)), " overflows size_t");
+  return count * es;
+}
+
+std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args) {
+  const coll::Choice choice =
+      comm.selection.choose(args.kind, args.bytes(), args.count, comm.size);
+  args.segment_bytes = choice.segment_bytes;
+  const uint64_t seq = comm.next_seq++;
+  std::string label = cat("rank ", comm.rank, ": ", coll::kind_name(args.kind), " #", seq, " (",
+                          choice.algorithm->name, ", ", comm.size, " ranks, ", args.bytes(),
+                          " bytes)");
+  log(LogLevel::trace, label, " selected by ", choice.why);
+  return comm.scheduler->start(std::move(label), choice.algorithm->fn, args, seq);
+}
+
+}  // namespace
+
+std::unique_ptr<braid_comm_s> create_comm(const EnvConfig &config) {
+  auto comm = std::make_unique<braid_comm_s>();
+  comm->selection = coll::SelectionTable::defaults();
+  // Overrides are validated before any network activity, so a typo fails fast on every rank.
+  comm->selection.set_override(coll::CollKind::allreduce, env_or_empty("BRAID_ALLREDUCE_ALGO"));
+  comm->selection.set_override(coll::CollKind::broadcast, env_or_empty("BRAID_BROADCAST_ALGO"));
+  comm->world = create_world(config);
+  comm->rank = config.rank;
+  comm->size = config.size;
+  comm->scheduler = std::make_unique<coll::Scheduler>(*comm->world->transport, comm->rank,
+                                                      comm->size, config.timeout_s);
+  return comm;
+}
+
+std::shared_ptr<coll::Collective> start_allreduce(braid_comm_s &comm, const void *sendbuf,
+                                                  void *recvbuf, size_t count, int dtype, int op) {
+  const size_t bytes = checked_bytes(comm, "allreduce", count, dtype);
+  if (!coll::op_valid(op))
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": allreduce: unknown op ", op);
+  if (count == 0) return nullptr;
+  if (sendbuf == nullptr || recvbuf == nullptr)
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": allreduce: ",
+         sendbuf == nullptr ? "sendbuf" : "recvbuf", " is NULL with count ", count);
+  const auto *s = static_cast<const char *>(sendbuf);
+  const auto *r = static_cast<const char *>(recvbuf);
+  if (s != r && s < r + bytes && r < s + bytes)
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank,
+         ": allreduce: sendbuf and recvbuf overlap without being equal (", bytes, " bytes)");
+  coll::CollArgs args;
+  args.kind = coll::CollKind::allreduce;
+  args.sendbuf = sendbuf;
+  args.recvbuf = recvbuf;
+  args.count = count;
+  args.dtype = static_cast<braid_dtype_t>(dtype);
+  args.op = static_cast<braid_op_t>(op);
+  args.elem_size = coll::dtype_size(args.dtype);
+  if (comm.size == 1) {
+    if (s != r) std::memcpy(recvbuf, sendbuf, bytes);
+    return nullptr;
+  }
+  return launch(comm, args);
+}
+
+std::shared_ptr<coll::Collective> start_broadcast(braid_comm_s &comm, void *buf, size_t count,
+                                                  int dtype, int root) {
+  checked_bytes(comm, "broadcast", count, dtype);
+  if (root < 0 || root >= comm.size)
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": broadcast: root ", root,
+         " is out of range [0, ", comm.size, ")");
+  if (count == 0) return nullptr;
+  if (buf == nullptr)
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": broadcast: buf is NULL with count ",
+         count);
+  if (comm.size == 1) return nullptr;
+  coll::CollArgs args;
+  args.kind = coll::CollKind::broadcast;
+  args.sendbuf = buf;
+  args.recvbuf = buf;
+  args.count = count;
+  args.dtype = static_cast<braid_dtype_t>(dtype);
+  args.root = root;
+  args.elem_size = coll::dtype_size(args.dtype);
+  return launch(comm, args);
+}
+
+std::shared_ptr<coll::Collective> start_barrier(braid_comm_s &comm) {
+  if (comm.size == 1) return nullptr;
+  coll::CollArgs args;
+  args.kind = coll::CollKind::barrier;
+  return launch(comm, args);
+}
+
+void finish(braid_comm_s &comm, const std::shared_ptr<coll::Collective> &c) {
+  if (!c) return;
+  comm.scheduler->wait(*c);
+  if (c->result() != BRAID_SUCCESS) throw Failure(c->result(), c->message());
+}
+
+}  // namespace braid::detail

@@ -1,0 +1,45 @@
+// The objects behind the C handles: braid_comm_s (a world plus its collectives engine) and
+// braid_request_s (one non-blocking call). Validation happens here, before anything is sent,
+// so bad input fails at once on the calling rank and leaves the communicator usable.
+#pragma once
+
+#include <braid/braid.h>
+
+#include <memory>
+#include <string>
+
+#include "comm/world.hpp"
+#include "engine/scheduler.hpp"
+#include "selection/selection.hpp"
+
+struct braid_comm_s {
+  std::unique_ptr<braid::detail::World> world;
+  std::unique_ptr<braid::coll::Scheduler> scheduler;
+  braid::coll::SelectionTable selection;
+  uint64_t next_seq = 0;
+  int rank = 0;
+  int size = 1;
+};
+
+struct braid_request_s {
+  braid_comm_s *comm = nullptr;
+  std::shared_ptr<braid::coll::Collective> collective;  // null for a call that had nothing to do
+};
+
+namespace braid::detail {
+
+// Builds the world from the environment and the selection table from its overrides.
+std::unique_ptr<braid_comm_s> create_comm(const EnvConfig &config);
+
+// Validate, pick the algorithm and start. Throw Failure on bad input. Return the running
+// collective, or null when there is nothing to communicate (count 0, one rank).
+std::shared_ptr<coll::Collective> start_allreduce(braid_comm_s &comm, const void *sendbuf,
+                                                  void *recvbuf, size_t count, int dtype, int op);
+std::shared_ptr<coll::Collective> start_broadcast(braid_comm_s &comm, void *buf, size_t count,
+                                                  int dtype, int root);
+std::shared_ptr<coll::Collective> start_barrier(braid_comm_s &comm);
+
+// Waits for a started collective and throws its failure.
+void finish(braid_comm_s &comm, const std::shared_ptr<coll::Collective> &c);
+
+}  // namespace braid::detail

@@ -1,0 +1,116 @@
+#include "comm/transport.hpp"
+
+#include <unistd.h>
+
+#include "bootstrap/bootstrap.hpp"
+#include "error.hpp"
+#include "log.hpp"
+
+namespace braid::detail {
+namespace {
+
+// Adapters from the C bootstrap table the ABI hands to plugins onto the C++ Bootstrap; plugins
+// get result codes, never exceptions.
+int bootstrap_allgather(void *ctx, const void *in, void *out, size_t bytes) {
+  try {
+    static_cast<Bootstrap *>(ctx)->allgather(in, out, bytes);
+    return BRAID_SUCCESS;
+  } catch (const Failure &f) {
+    log(LogLevel::warn, "transport init: ", f.message());
+    return f.code();
+  }
+}
+
+int bootstrap_barrier(void *ctx) {
+  try {
+    static_cast<Bootstrap *>(ctx)->barrier();
+    return BRAID_SUCCESS;
+  } catch (const Failure &f) {
+    log(LogLevel::warn, "transport init: ", f.message());
+    return f.code();
+  }
+}
+
+void plugin_log(int level, const char *msg) {
+  log(level <= 0 ? LogLevel::warn : level == 1 ? LogLevel::info : LogLevel::trace, msg);
+}
+
+}  // namespace
+
+Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int local_size,
+                     double timeout_s)
+    : plugin_(std::move(plugin)), ops_(plugin_.ops) {
+  braid_bootstrap_t bs{&bootstrap, bootstrap.rank(), bootstrap.size(), bootstrap_allgather,
+                       bootstrap_barrier};
+  braid_transport_init_args_t args{&bs,  local_rank,   local_size, timeout_s,
+                                   err_, sizeof err_, plugin_log};
+  int rc = ops_->init(&args, &ctx_);
+  if (rc != BRAID_SUCCESS) raise(rc, "init");
+  rc = ops_->get_properties(ctx_, &props_);
+  if (rc != BRAID_SUCCESS) raise(rc, "get_properties");
+  if (props_.max_message == 0) props_.max_message = size_t{1} << 30;
+  if (props_.tag_bits < 32)
+    fail(BRAID_ERR_TRANSPORT, plugin_.path, ": tag_bits ", props_.tag_bits, " is below 32");
+}
+
+Transport::~Transport() {
+  if (ctx_ != nullptr) ops_->finalize(ctx_);
+}
+
+void Transport::raise(int code, const char *what) {
+  std::string detail = err_[0] ? std::string(err_) : std::string("(no detail from the plugin)");
+  err_[0] = '\0';
+  fail(static_cast<braid_result_t>(code), plugin_.name, " transport ", what, ": ", detail);
+}
+
+braid_transport_req_t Transport::isend(int peer, uint64_t tag, const void *buf, size_t bytes) {
+  braid_transport_req_t req = nullptr;
+  int rc = ops_->isend(ctx_, peer, tag, buf, bytes, nullptr, &req);
+  if (rc != BRAID_SUCCESS) raise(rc, "send");
+  return req;
+}
+
+braid_transport_req_t Transport::irecv(int peer, uint64_t tag, void *buf, size_t bytes) {
+  braid_transport_req_t req = nullptr;
+  int rc = ops_->irecv(ctx_, peer, tag, buf, bytes, nullptr, &req);
+  if (rc != BRAID_SUCCESS) raise(rc, "receive");
+  return req;
+}
+
+bool Transport::test(braid_transport_req_t req, size_t *bytes) {
+  int done = 0;
+  int rc = ops_->test(ctx_, req, &done, bytes);
+  if (rc != BRAID_SUCCESS) raise(rc, "completion");
+  return done != 0;
+}
+
+void Transport::progress() {
+  int rc = ops_->progress(ctx_);
+  if (rc != BRAID_SUCCESS) raise(rc, "progress");
+}
+
+void Transport::wait(int timeout_ms) {
+  if (ops_->wait == nullptr) {
+    usleep(100);
+    return;
+  }
+  int rc = ops_->wait(ctx_, timeout_ms);
+  if (rc != BRAID_SUCCESS) raise(rc, "wait");
+}
+
+void Transport::cancel(braid_transport_req_t req) noexcept {
+  if (ops_->cancel(ctx_, req) != BRAID_SUCCESS) {
+    log(LogLevel::warn, plugin_.name, " transport cancel: ", err_);
+    err_[0] = '\0';
+  }
+}
+
+std::vector<braid_transport_counter_t> Transport::counters() {
+  std::vector<braid_transport_counter_t> out(64);
+  size_t n = out.size();
+  if (ops_->counters == nullptr || ops_->counters(ctx_, out.data(), &n) != BRAID_SUCCESS) return {};
+  out.resize(std::min(n, out.size()));
+  return out;
+}
+
+}  // namespace braid::detail

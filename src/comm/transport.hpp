@@ -1,0 +1,47 @@
+// A loaded transport plugin bound to one communicator: turns the plugin's C return codes into
+// Failures that carry the plugin's own message, prefixed with the local rank.
+#pragma once
+
+#include <braid/transport.h>
+
+#include <string>
+#include <vector>
+
+#include "plugin/plugin_loader.hpp"
+
+namespace braid::detail {
+
+class Bootstrap;
+
+class Transport {
+ public:
+  // Calls the plugin's init collectively over `bootstrap`.
+  Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int local_size, double timeout_s);
+  ~Transport();
+  Transport(const Transport &) = delete;
+  Transport &operator=(const Transport &) = delete;
+
+  const std::string &name() const { return plugin_.name; }
+  const std::string &path() const { return plugin_.path; }
+  const braid_transport_props_t &props() const { return props_; }
+
+  braid_transport_req_t isend(int peer, uint64_t tag, const void *buf, size_t bytes);
+  braid_transport_req_t irecv(int peer, uint64_t tag, void *buf, size_t bytes);
+  // Returns true when done (the request is then freed); throws when the request failed.
+  bool test(braid_transport_req_t req, size_t *bytes);
+  void progress();
+  void wait(int timeout_ms);
+  void cancel(braid_transport_req_t req) noexcept;
+  std::vector<braid_transport_counter_t> counters();
+
+ private:
+  [[noreturn]] void raise(int code, const char *what);
+
+  Plugin plugin_;
+  const braid_transport_v1_t *ops_;
+  braid_transport_ctx_t ctx_ = nullptr;
+  braid_transport_props_t props_{};
+  char err_[1024] = {0};
+};
+
+}  // namespace braid::detail

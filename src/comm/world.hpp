@@ -1,0 +1,25 @@
+// World: what braid_init builds for a process: the job (from the environment), the bootstrap
+// network, and the chosen transport connected to every peer.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "comm/transport.hpp"
+#include "config/env_config.hpp"
+#include "plugin/plugin_loader.hpp"
+
+namespace braid::detail {
+
+struct World {
+  EnvConfig config;
+  std::unique_ptr<Bootstrap> bootstrap;
+  std::unique_ptr<Transport> transport;
+  std::vector<PluginProblem> transport_problems;  // plugins tried before the chosen one
+};
+
+// Throws Failure naming the step that failed (environment, bootstrap, transport).
+std::unique_ptr<World> create_world(const EnvConfig &config);
+
+}  // namespace braid::detail

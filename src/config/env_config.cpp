@@ -1,0 +1,91 @@
+#include "config/env_config.hpp"
+
+#include "error.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace braid::detail {
+
+EnvLookup process_env() {
+  return [](const char *name) -> std::optional<std::string> {
+    const char *value = std::getenv(name);
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+long long parse_integer(std::string_view text, const char *what, long long min, long long max) {
+  long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    fail(BRAID_ERR_INVALID_ARGUMENT, what, "='", text, "' is not an integer");
+  if (value < min || value > max)
+    fail(BRAID_ERR_INVALID_ARGUMENT, what, "=", value, " is out of range [", min, ", ", max, "]");
+  return value;
+}
+
+double parse_seconds(std::string_view text, const char *what) {
+  std::string copy(text);
+  char *end = nullptr;
+  double value = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) || value <= 0)
+    fail(BRAID_ERR_INVALID_ARGUMENT, what, "='", text, "' is not a positive number of seconds");
+  return value;
+}
+
+void parse_host_port(std::string_view text, const char *what, std::string *host, uint16_t *port) {
+  std::string_view host_part;
+  std::string_view port_part;
+  if (!text.empty() && text.front() == '[') {  // [IPv6]:port
+    size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      fail(BRAID_ERR_INVALID_ARGUMENT, what, "='", text, "' is not [ipv6]:port");
+    host_part = text.substr(1, close - 1);
+    port_part = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || text.find(':') != colon)
+      fail(BRAID_ERR_INVALID_ARGUMENT, what, "='", text, "' is not host:port");
+    host_part = text.substr(0, colon);
+    port_part = text.substr(colon + 1);
+  }
+  if (host_part.empty()) fail(BRAID_ERR_INVALID_ARGUMENT, what, "='", text, "' has no host");
+  *port = static_cast<uint16_t>(parse_integer(port_part, what, 1, 65535));
+  *host = std::string(host_part);
+}
+
+EnvConfig parse_env_config(const EnvLookup &env) {
+  EnvConfig cfg;
+  auto rank = env("BRAID_RANK");
+  auto size = env("BRAID_SIZE");
+  auto boot = env("BRAID_BOOTSTRAP");
+  if (auto t = env("BRAID_TIMEOUT")) cfg.timeout_s = parse_seconds(*t, "BRAID_TIMEOUT");
+  if (auto t = env("BRAID_TRANSPORT"); t && !t->empty()) cfg.transport = *t;
+  if (auto k = env("BRAID_JOB_KEY")) cfg.job_key = *k;
+  if (!rank && !size && !boot) return cfg;  // nothing points to a larger job: a 1-rank world
+
+  // A partial environment is a launch mistake; running as a 1-rank world would silently give
+  // wrong answers, so it is an error that says which variable is missing.
+  if (!rank || !size)
+    fail(BRAID_ERR_BOOTSTRAP, "incomplete job environment: ", !rank ? "BRAID_RANK" : "BRAID_SIZE",
+         " is unset while ", rank ? "BRAID_RANK" : "BRAID_SIZE", boot ? " and BRAID_BOOTSTRAP" : "",
+         " are set");
+  cfg.size = static_cast<int>(parse_integer(*size, "BRAID_SIZE", 1, 1 << 20));
+  cfg.rank = static_cast<int>(parse_integer(*rank, "BRAID_RANK", 0, cfg.size - 1));
+  cfg.launched = true;
+  if (cfg.size > 1) {
+    if (!boot) fail(BRAID_ERR_BOOTSTRAP, "BRAID_SIZE=", cfg.size, " but BRAID_BOOTSTRAP is unset");
+    parse_host_port(*boot, "BRAID_BOOTSTRAP", &cfg.bootstrap_host, &cfg.bootstrap_port);
+  }
+  cfg.local_size = cfg.size;
+  cfg.local_rank = cfg.rank;
+  if (auto ls = env("BRAID_LOCAL_SIZE"))
+    cfg.local_size = static_cast<int>(parse_integer(*ls, "BRAID_LOCAL_SIZE", 1, cfg.size));
+  if (auto lr = env("BRAID_LOCAL_RANK"))
+    cfg.local_rank = static_cast<int>(parse_integer(*lr, "BRAID_LOCAL_RANK", 0, cfg.local_size - 1));
+  return cfg;
+}
+
+}  // namespace braid::detail

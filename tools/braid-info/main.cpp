@@ -1,0 +1,90 @@
+// braid-info: what this braid installation can do here: version, plugins (and why any cannot be
+// used), the transport BRAID_TRANSPORT would pick, and the algorithm selection table.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "config/env_config.hpp"
+#include "error.hpp"
+#include "plugin/plugin_loader.hpp"
+#include "selection/selection.hpp"
+
+namespace {
+
+void usage() {
+  std::puts(
+      "usage: braid-info [--explain [RANKS]] [--help]\n"
+      "  Prints the braid version, the plugin search path, every transport plugin found and\n"
+      "  whether it can be used here (and why not), the transport BRAID_TRANSPORT selects, and\n"
+      "  the algorithm selection table.\n"
+      "  --explain [RANKS]  also print the algorithm chosen per message size for RANKS ranks\n"
+      "                     (default: BRAID_SIZE, else 4), honouring BRAID_ALLREDUCE_ALGO and\n"
+      "                     BRAID_BROADCAST_ALGO.");
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  using namespace braid;
+  bool explain = false;
+  int ranks = 4;
+  if (const char *s = std::getenv("BRAID_SIZE")) ranks = std::atoi(s) > 0 ? std::atoi(s) : 4;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+        usage();
+        return 0;
+      } else if (!std::strcmp(argv[i], "--explain")) {
+        explain = true;
+        if (i + 1 < argc && argv[i + 1][0] != '-')
+          ranks = static_cast<int>(detail::parse_integer(argv[++i], "--explain", 1, 1 << 20));
+      } else {
+        std::fprintf(stderr, "braid-info: unknown option '%s' (see --help)\n", argv[i]);
+        return 2;
+      }
+    }
+    std::printf("braid %s\n", BRAID_VERSION_STRING);
+    std::printf("plugin search path:\n");
+    for (const std::string &dir : detail::plugin_search_dirs()) std::printf("  %s\n", dir.c_str());
+    std::printf("transport plugins:\n");
+    auto names = detail::discover_plugins();
+    if (names.empty()) std::printf("  (none found)\n");
+    for (const std::string &name : names) {
+      detail::Plugin plugin;
+      std::string why;
+      if (!detail::open_plugin(name, &plugin, &why)) {
+        std::printf("  %-8s cannot load: %s\n", name.c_str(), why.c_str());
+        continue;
+      }
+      char reason[256] = {0};
+      bool usable = plugin.ops->probe == nullptr || plugin.ops->probe(reason, sizeof reason);
+      std::printf("  %-8s %s (%s)%s%s\n", name.c_str(), usable ? "usable" : "not usable here",
+                  plugin.path.c_str(), usable ? "" : ": ", usable ? "" : reason);
+    }
+    const char *requested = std::getenv("BRAID_TRANSPORT");
+    std::string req = requested && *requested ? requested : "auto";
+    std::vector<detail::PluginProblem> problems;
+    try {
+      detail::Plugin chosen = detail::select_transport(req, &problems);
+      std::printf("BRAID_TRANSPORT=%s selects: %s\n", req.c_str(), chosen.name.c_str());
+    } catch (const detail::Failure &f) {
+      std::printf("BRAID_TRANSPORT=%s selects nothing: %s\n", req.c_str(), f.what());
+    }
+    auto table = coll::SelectionTable::defaults();
+    const char *ar = std::getenv("BRAID_ALLREDUCE_ALGO");
+    const char *bc = std::getenv("BRAID_BROADCAST_ALGO");
+    table.set_override(coll::CollKind::allreduce, ar ? ar : "");
+    table.set_override(coll::CollKind::broadcast, bc ? bc : "");
+    std::printf("algorithms:\n");
+    for (const auto &a : coll::all_algorithms())
+      std::printf("  %-10s %-20s %s\n", coll::kind_name(a.kind), a.name, a.summary);
+    std::string text = table.explain(ranks);
+    if (!explain) text = text.substr(0, text.find("choice per size"));
+    std::fputs(text.c_str(), stdout);
+  } catch (const detail::Failure &f) {
+    std::fprintf(stderr, "braid-info: %s\n", f.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,164 @@
+#include "ucx_context.hpp"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace braid::ucx {
+
+int Context::error(int code, const char *fmt, ...) {
+  if (err != nullptr && err_len > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(err, err_len, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+void Context::logf(int level, const char *fmt, ...) {
+  if (log == nullptr) return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  log(level, line);
+}
+
+namespace {
+
+void on_endpoint_error(void *arg, ucp_ep_h, ucs_status_t status) {
+  auto *ref = static_cast<PeerRef *>(arg);
+  ref->ctx->peer_status[ref->peer] = status;
+  ref->ctx->logf(0, "ucx: connection to rank %d failed: %s", ref->peer,
+                 ucs_status_string(status));
+}
+
+int init_ucp(Context *ctx) {
+  ucp_config_t *config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK) return ctx->error(BRAID_ERR_TRANSPORT, "ucp_config_read: %s", ucs_status_string(st));
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  params.estimated_num_eps = static_cast<size_t>(ctx->size);
+  st = ucp_init(&params, config, &ctx->context);
+  ucp_config_release(config);
+  if (st != UCS_OK) return ctx->error(BRAID_ERR_TRANSPORT, "ucp_init: %s", ucs_status_string(st));
+
+  ucp_worker_params_t wparams{};
+  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wparams.thread_mode = UCS_THREAD_MODE_SINGLE;  // braid serializes calls per communicator
+  st = ucp_worker_create(ctx->context, &wparams, &ctx->worker);
+  if (st != UCS_OK)
+    return ctx->error(BRAID_ERR_TRANSPORT, "ucp_worker_create: %s", ucs_status_string(st));
+  st = ucp_worker_get_efd(ctx->worker, &ctx->event_fd);
+  if (st != UCS_OK) ctx->event_fd = -1;  // wait() then falls back to short sleeps
+  return BRAID_SUCCESS;
+}
+
+// Worker addresses differ in length, so the exchange is two allgathers: lengths, then the
+// addresses padded to the longest.
+int exchange_addresses(Context *ctx, const braid_bootstrap_t *bs, std::vector<uint8_t> *all,
+                       size_t *stride) {
+  ucp_address_t *address = nullptr;
+  size_t length = 0;
+  ucs_status_t st = ucp_worker_get_address(ctx->worker, &address, &length);
+  if (st != UCS_OK)
+    return ctx->error(BRAID_ERR_TRANSPORT, "ucp_worker_get_address: %s", ucs_status_string(st));
+  std::vector<uint64_t> lengths(static_cast<size_t>(ctx->size));
+  uint64_t mine = length;
+  int rc = bs->allgather(bs->ctx, &mine, lengths.data(), sizeof mine);
+  if (rc == BRAID_SUCCESS) {
+    *stride = 0;
+    for (uint64_t l : lengths) *stride = l > *stride ? l : *stride;
+    std::vector<uint8_t> padded(*stride, 0);
+    std::memcpy(padded.data(), address, length);
+    all->resize(*stride * static_cast<size_t>(ctx->size));
+    rc = bs->allgather(bs->ctx, padded.data(), all->data(), *stride);
+  }
+  ucp_worker_release_address(ctx->worker, address);
+  if (rc != BRAID_SUCCESS)
+    return ctx->error(rc, "ucx: worker address exchange over the bootstrap failed");
+  return BRAID_SUCCESS;
+}
+
+}  // namespace
+
+int context_create(const braid_transport_init_args_t *args, Context **out) {
+  auto ctx = std::make_unique<Context>();
+  const braid_bootstrap_t *bs = args->bootstrap;
+  ctx->rank = bs->rank;
+  ctx->size = bs->size;
+  ctx->timeout_s = args->timeout_s;
+  ctx->err = args->err;
+  ctx->err_len = args->err_len;
+  ctx->log = args->log;
+  if (ctx->size >= (1 << kRankBits))
+    return ctx->error(BRAID_ERR_UNSUPPORTED, "ucx: %d ranks exceed the %d the tag layout allows",
+                      ctx->size, 1 << kRankBits);
+  int rc = init_ucp(ctx.get());
+  if (rc != BRAID_SUCCESS) {
+    context_destroy(ctx.release());
+    return rc;
+  }
+  std::vector<uint8_t> addresses;
+  size_t stride = 0;
+  rc = exchange_addresses(ctx.get(), bs, &addresses, &stride);
+  if (rc != BRAID_SUCCESS) {
+    context_destroy(ctx.release());
+    return rc;
+  }
+  ctx->eps.assign(static_cast<size_t>(ctx->size), nullptr);
+  ctx->peer_status.assign(static_cast<size_t>(ctx->size), UCS_OK);
+  for (int peer = 0; peer < ctx->size; ++peer) {
+    ctx->peer_refs.push_back(std::make_unique<PeerRef>(PeerRef{ctx.get(), peer}));
+    PeerRef *ref = ctx->peer_refs.back().get();
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t *>(addresses.data() + stride * peer);
+    // Peer error handling makes a dead peer fail its requests instead of hanging them.
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = on_endpoint_error;
+    ep.err_handler.arg = ref;
+    ucs_status_t st = ucp_ep_create(ctx->worker, &ep, &ctx->eps[static_cast<size_t>(peer)]);
+    if (st != UCS_OK) {
+      rc = ctx->error(BRAID_ERR_TRANSPORT, "ucx: ucp_ep_create to rank %d: %s", peer,
+                      ucs_status_string(st));
+      context_destroy(ctx.release());
+      return rc;
+    }
+  }
+  ucp_context_attr_t attr{};
+  attr.field_mask = UCP_ATTR_FIELD_NAME;
+  if (ucp_context_query(ctx->context, &attr) == UCS_OK) ctx->device = attr.name;
+  if (const char *tls = std::getenv("UCX_TLS")) ctx->device = std::string("UCX_TLS=") + tls;
+  ctx->logf(1, "ucx: %d endpoints created (%s)", ctx->size,
+            ctx->device.empty() ? "default transports" : ctx->device.c_str());
+  *out = ctx.release();
+  return BRAID_SUCCESS;
+}
+
+void context_destroy(Context *ctx) {
+  if (ctx == nullptr) return;
+  for (ucp_ep_h &ep : ctx->eps) {
+    if (ep == nullptr) continue;
+    // Force close: a flush could wait forever for a peer that already left.
+    ucs_status_ptr_t req = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE);
+    if (UCS_PTR_IS_PTR(req)) {
+      while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(ctx->worker);
+      ucp_request_free(req);
+    }
+    ep = nullptr;
+  }
+  if (ctx->worker != nullptr) ucp_worker_destroy(ctx->worker);
+  if (ctx->context != nullptr) ucp_cleanup(ctx->context);
+  delete ctx;
+}
+
+}  // namespace braid::ucx

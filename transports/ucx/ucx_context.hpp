@@ -1,0 +1,59 @@
+// The UCX plugin's per-communicator state: one UCP context and worker, one endpoint per peer.
+#pragma once
+
+#include <braid/braid.h>
+#include <braid/transport.h>
+#include <ucp/api/ucp.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace braid::ucx {
+
+// UCP tags carry the sender's rank in the low bits so a receive can name its peer: UCP's tag
+// matching does not know about sources.
+constexpr unsigned kRankBits = 24;
+constexpr unsigned kTagBits = 64 - kRankBits;
+inline uint64_t ucp_tag_for(uint64_t tag, int src) {
+  return (tag << kRankBits) | static_cast<uint64_t>(src);
+}
+
+struct Counters {
+  uint64_t sends = 0, recvs = 0, bytes_sent = 0, bytes_received = 0, cancels = 0;
+};
+
+struct Context;
+// Argument of one endpoint's error handler; owned by the context so it outlives the endpoint.
+struct PeerRef {
+  Context *ctx;
+  int peer;
+};
+
+struct Context {
+  int rank = 0;
+  int size = 0;
+  double timeout_s = 0;
+  char *err = nullptr;
+  size_t err_len = 0;
+  void (*log)(int level, const char *msg) = nullptr;
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  std::vector<ucp_ep_h> eps;
+  std::vector<ucs_status_t> peer_status;  // set by the endpoint error handler
+  std::vector<std::unique_ptr<PeerRef>> peer_refs;
+  int event_fd = -1;
+  std::string device;
+  Counters counters;
+
+  // Writes a printf-style message into the error buffer and returns `code`.
+  int error(int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+  void logf(int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+};
+
+int context_create(const braid_transport_init_args_t *args, Context **out);
+void context_destroy(Context *ctx);
+
+}  // namespace braid::ucx
