@@ -75,7 +75,17 @@ bool CollContext::poll() {
     // Chunks of one message complete in order; test from the front.
     while (!op.pending.empty()) {
       size_t got = 0;
-      if (!transport_.test(op.pending.front(), &got)) break;
+      braid_transport_req_t req = op.pending.front();
+      bool done = false;
+      try {
+        done = transport_.test(req, &got);
+      } catch (...) {
+        // The transport freed the failed request: it must not be cancelled later.
+        op.pending.erase(op.pending.begin());
+        --outstanding_;
+        throw;
+      }
+      if (!done) break;
       op.pending.erase(op.pending.begin());
       op.received += got;
       any = true;

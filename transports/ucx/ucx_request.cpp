@@ -77,13 +77,14 @@ int post_recv(Context *ctx, int peer, uint64_t tag, void *buf, size_t bytes, ucp
               Request **out) {
   if (int rc = peer_check(ctx, peer); rc != BRAID_SUCCESS) return rc;
   auto *req = new Request{ctx, false, peer, tag, bytes};
-  ucp_tag_recv_info_t info{};
   ucp_request_param_t param{};
+  // UCX 1.13 leaves recv_info's length at 0 when a receive completes immediately (an eager
+  // message that had already arrived), so immediate completion is refused: the callback then
+  // always reports the received length.
   param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = on_recv_done;
   param.user_data = req;
-  param.recv_info.tag_info = &info;
   if (memh != nullptr) {
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     param.memh = memh;
@@ -92,7 +93,6 @@ int post_recv(Context *ctx, int peer, uint64_t tag, void *buf, size_t bytes, ucp
   ucs_status_ptr_t sp = ucp_tag_recv_nbx(ctx->worker, buf, bytes, ucp_tag_for(tag, peer),
                                          ~static_cast<ucp_tag_t>(0), &param);
   if (int rc = finish_post(ctx, req, sp, "receive"); rc != BRAID_SUCCESS) return rc;
-  if (sp == nullptr) req->received = info.length;
   ctx->counters.recvs++;
   *out = req;
   return BRAID_SUCCESS;

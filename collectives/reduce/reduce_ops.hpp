@@ -1,0 +1,119 @@
+// Element-wise building blocks of the reduction kernels: how an element is loaded into the type
+// the operation is computed in, the four operations, and how the result is stored back.
+//
+// Everything here is a tiny always-inline function so that it is compiled inside each
+// target_clones variant of the kernels (an out-of-line helper would be built for the baseline
+// ISA only) and so that the element loop stays a single basic block the vectorizer can handle:
+// operations are written with selects, never with branches or per-element switches.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+#include "reduce/half.hpp"
+
+#define BRAID_REDUCE_INLINE [[gnu::always_inline]] inline
+
+namespace braid::coll::reduce_detail {
+
+// ---- Element types: Storage is what lives in the buffer, Compute is what the op works on. ----
+
+template <typename T>
+struct Native {
+  using Storage = T;
+  using Compute = T;
+  BRAID_REDUCE_INLINE static Compute load(Storage x) { return x; }
+  BRAID_REDUCE_INLINE static Storage store(Compute x) { return x; }
+};
+
+// float16 and bfloat16 are reduced in float and rounded back to nearest even, element by element.
+// float's 24-bit significand is at least 2p+2 bits for both formats (p = 11 and 8), so rounding
+// the float result again is innocuous: a sum or product equals the correctly rounded result of
+// the exact operation, as if the hardware had native half arithmetic.
+struct Float16 {
+  using Storage = uint16_t;
+  using Compute = float;
+  BRAID_REDUCE_INLINE static Compute load(Storage x) { return half_to_float(x); }
+  BRAID_REDUCE_INLINE static Storage store(Compute x) { return float_to_half(x); }
+};
+
+struct BFloat16 {
+  using Storage = uint16_t;
+  using Compute = float;
+  BRAID_REDUCE_INLINE static Compute load(Storage x) { return bfloat16_to_float(x); }
+  BRAID_REDUCE_INLINE static Storage store(Compute x) { return float_to_bfloat16(x); }
+};
+
+// ---- Operations on the Compute type. ----
+
+// Integer sum/prod are computed in the unsigned type: wraparound is defined there, signed
+// overflow would be UB, and converting back to the signed type is modular since C++20. (int8 and
+// uint8 promote to int, where the sum or product of two bytes cannot overflow.)
+template <typename T>
+using Wrap = std::make_unsigned_t<T>;
+
+struct Sum {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<Wrap<T>>(a) + static_cast<Wrap<T>>(b));
+    else
+      return a + b;
+  }
+};
+
+struct Prod {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<Wrap<T>>(a) * static_cast<Wrap<T>>(b));
+    else
+      return a * b;
+  }
+};
+
+// Sign bit of a float/double via its bit pattern: plain integer code the vectorizer handles.
+template <typename F>
+BRAID_REDUCE_INLINE bool sign_bit(F x) {
+  using Bits = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
+  return std::bit_cast<Bits>(x) < 0;
+}
+
+// Floating min/max follow IEEE 754-2019 minimum/maximum: a NaN operand makes the result NaN
+// (the left one when both are NaN, so the choice of payload is fixed by operand order), and
+// -0 orders below +0. The zero rule makes min/max commutative on every non-NaN input, so the
+// result does not depend on which rank's contribution happens to be `left`.
+// Bitwise | and & instead of || and && keep the condition free of branches.
+struct Min {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return b < a ? b : a;
+    } else {
+      const bool take_a = (a < b) | (a != a) | ((a == b) & sign_bit(a));
+      return take_a ? a : b;
+    }
+  }
+};
+
+struct Max {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return b > a ? b : a;
+    } else {
+      const bool take_a = (a > b) | (a != a) | ((a == b) & !sign_bit(a));
+      return take_a ? a : b;
+    }
+  }
+};
+
+// One element: load both operands, apply the op, store the result.
+template <typename E, typename Op>
+BRAID_REDUCE_INLINE typename E::Storage combine(typename E::Storage left,
+                                                typename E::Storage right) {
+  return E::store(Op::apply(E::load(left), E::load(right)));
+}
+
+}  // namespace braid::coll::reduce_detail

@@ -1,0 +1,44 @@
+// The bootstrap: how the ranks of a job find each other and exchange the small amounts of data
+// (endpoint addresses, hostnames) needed before a real transport exists. It is deliberately
+// simple and slow; collectives on user data go through the transport, never through here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace braid::detail {
+
+struct BootstrapConfig {
+  int rank = 0;
+  int size = 1;
+  std::string host;     // where rank 0 listens: a name, an IPv4 address or an IPv6 address
+  uint16_t port = 0;    // without brackets (see parse_host_port in address.hpp)
+  std::string job_key;  // shared secret every connection presents; empty means "no key"
+  double timeout_s = 300;
+};
+
+// Abstract so that a PMIx-based bootstrap can be added later. One thread at a time per object.
+// After a failure other than BRAID_ERR_MISMATCH or BRAID_ERR_INVALID_ARGUMENT the object is
+// unusable: later calls throw again, naming the first failure.
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every rank contributes `bytes` bytes; out gets size*bytes, rank r's at r*bytes. All ranks
+  // must pass the same bytes (a rank passing a different size is a BRAID_ERR_MISMATCH Failure
+  // naming both ranks' sizes, on every rank). `in` may point into `out`.
+  virtual void allgather(const void *in, void *out, size_t bytes) = 0;
+  virtual void barrier() = 0;
+  // Rank r's hostname as it reported it at connection (for finding ranks on the same node).
+  virtual const std::string &host_of(int r) const = 0;
+};
+
+// Forms the job: rank 0 listens on host:port and accepts the other size-1 ranks; the others
+// connect, retrying with exponential backoff (10 ms .. 1 s) until timeout_s. size == 1 needs
+// no network. Throws Failure(BRAID_ERR_BOOTSTRAP, ...) when the job cannot be formed.
+std::unique_ptr<Bootstrap> make_tcp_bootstrap(const BootstrapConfig &cfg);
+
+}  // namespace braid::detail

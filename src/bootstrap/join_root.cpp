@@ -1,0 +1,96 @@
+// The side of forming the job that every rank but 0 runs: find rank 0, prove membership with
+// the handshake, then wait for rank 0 to report that all ranks have joined.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "bootstrap/address.hpp"
+#include "bootstrap/frame_io.hpp"
+#include "bootstrap/rendezvous.hpp"
+#include "bootstrap/wire.hpp"
+#include "log.hpp"
+
+namespace braid::detail::bs {
+namespace {
+
+struct Handshake {
+  enum class Outcome { accepted, refused, retry } outcome = Outcome::retry;
+  uint8_t reply = 0;
+  std::string error;  // retry: what went wrong, for the final message
+};
+
+Handshake handshake(int fd, const std::vector<uint8_t> &hello, const Deadline &deadline) {
+  Handshake h;
+  IoResult io = send_all(fd, hello.data(), hello.size(), deadline);
+  if (io.state == IoState::ok) io = recv_all(fd, &h.reply, 1, deadline);
+  if (io.state == IoState::timeout) {
+    h.error = "connected, but rank 0 did not answer the handshake";
+  } else if (io.state != IoState::ok) {
+    // Rank 0 may be restarting or may have dropped us while busy: worth another try.
+    h.error = cat("connection lost during the handshake: ", describe(io));
+  } else {
+    h.outcome = h.reply == static_cast<uint8_t>(Reply::accepted) ? Handshake::Outcome::accepted
+                                                                 : Handshake::Outcome::refused;
+  }
+  return h;
+}
+
+}  // namespace
+
+Star join_root(const BootstrapConfig &cfg) {
+  using namespace std::chrono_literals;
+  const std::string where = format_host_port(cfg.host, cfg.port);
+  const std::string me = cat("rank ", cfg.rank, ": ");
+  Hello hello{kProtocolVersion, static_cast<uint32_t>(cfg.rank), static_cast<uint32_t>(cfg.size),
+              cfg.job_key, local_hostname()};
+  const std::vector<uint8_t> hello_bytes = encode_hello(hello);
+
+  // Rank 0 may start after us: retry with exponential backoff until the timeout.
+  const Deadline deadline = Deadline::after(cfg.timeout_s);
+  std::chrono::duration<double> backoff = 10ms;
+  std::string last_error = "timed out";
+  Fd fd;
+  for (;;) {
+    fd = connect_once(cfg.host, cfg.port, deadline, &last_error);
+    if (fd.valid()) {
+      Handshake h = handshake(fd.get(), hello_bytes, deadline);
+      if (h.outcome == Handshake::Outcome::accepted) break;
+      if (h.outcome == Handshake::Outcome::refused)
+        fail(BRAID_ERR_BOOTSTRAP, me, "rank 0 at ", where,
+             " refused this rank: ", describe_reply(h.reply));
+      last_error = h.error;
+      fd.reset();
+    }
+    double left = deadline.seconds_left();
+    if (left <= 0)
+      fail(BRAID_ERR_BOOTSTRAP, me, "could not reach rank 0 at ", where, " after ", cfg.timeout_s,
+           " s: ", last_error);
+    log(LogLevel::trace, "bootstrap: rank 0 at ", where, " not reachable yet: ", last_error);
+    std::this_thread::sleep_for(std::min(backoff, std::chrono::duration<double>(left)));
+    backoff = std::min<std::chrono::duration<double>>(backoff * 2, 1s);
+  }
+
+  LinkContext ctx{me + "forming the job: ",
+                  0,
+                  cfg.timeout_s,
+                  BRAID_ERR_BOOTSTRAP,
+                  BRAID_ERR_BOOTSTRAP,
+                  me + "rank 0 could not form the job: "};
+  const Deadline formed_by = Deadline::after(follower_wait_s(cfg.timeout_s));
+  const FrameType expected = FrameType::hosts;
+  FrameHeader header = await_frame(fd.get(), 0, &expected, formed_by, ctx);
+  if (header.length > max_hosts_payload(cfg.size))
+    fail_protocol(cat("hosts frame of ", header.length, " bytes"), ctx);
+  std::vector<uint8_t> payload(header.length);
+  IoResult io = recv_all(fd.get(), payload.data(), payload.size(), formed_by);
+  if (io.state != IoState::ok) fail_link(io, ctx);
+  auto hosts = decode_hosts(payload, cfg.size);
+  if (!hosts) fail_protocol("malformed hosts frame", ctx);
+
+  Star star;
+  star.to_root = std::move(fd);
+  star.hosts = std::move(*hosts);
+  return star;
+}
+
+}  // namespace braid::detail::bs

@@ -1,0 +1,186 @@
+// Supervision: exit status, failure reports, tearing a job down, forwarded signals, parent
+// death, and programs that cannot be started.
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "braidrun_process.hpp"
+
+namespace braid_launcher_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Lines braidrun reports as a job's first failure ("braidrun: rank R (pid P) ...").
+std::vector<std::string> failure_reports(const std::string &err) {
+  std::vector<std::string> reports;
+  for (const std::string &line : split_lines(err)) {
+    if (line.starts_with("braidrun: rank ")) reports.push_back(line);
+  }
+  return reports;
+}
+
+std::vector<std::string> rank_files(const TempDir &dir, const std::string &stem, int ranks) {
+  std::vector<std::string> paths;
+  for (int rank = 0; rank < ranks; ++rank) paths.push_back(dir / (stem + std::to_string(rank)));
+  return paths;
+}
+
+pid_t read_pid(const std::string &path) {
+  return std::stoi(read_file(path));
+}
+
+TEST(Supervision, SucceedsWhenEveryRankExitsZero) {
+  const RunResult result = run_braidrun({"-n", "4", "sh", "-c", "sleep 0.$BRAID_RANK"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.err, "");
+}
+
+TEST(Supervision, PropagatesTheExitCodeAndNamesRankAndPid) {
+  TempDir dir;
+  const RunResult result = run_braidrun(
+      {"-n", "3", "sh", "-c",
+       "echo $$ > \"$DIR/pid.$BRAID_RANK\"; [ $BRAID_RANK = 1 ] && exit 3; exec sleep 60"},
+      {{"DIR", dir.path().string()}});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_LT(result.elapsed, 10s);
+  const std::vector<std::string> reports = failure_reports(result.err);
+  ASSERT_EQ(reports.size(), 1u) << result.err;
+  EXPECT_EQ(reports[0], "braidrun: rank 1 (pid " + std::to_string(read_pid(dir / "pid.1")) +
+                            ") exited with code 3");
+  // The sleeping ranks were stopped by SIGTERM and are listed on the follow-up line.
+  EXPECT_NE(result.err.find("also ended abnormally during shutdown: rank "), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("(signal 15)"), std::string::npos) << result.err;
+}
+
+TEST(Supervision, RankKilledBySignalStopsTheJobQuickly) {
+  // Rank 1 SIGKILLs itself; the others sleep in a child of their shell, so stopping them
+  // takes signalling the rank's whole process group, not just the shell.
+  TempDir dir;
+  const RunResult result = run_braidrun(
+      {"-n", "4", "sh", "-c",
+       "echo $$ > \"$DIR/pid.$BRAID_RANK\"; "
+       "if [ $BRAID_RANK = 1 ]; then sleep 0.2; kill -9 $$; fi; sleep 60; echo survived"},
+      {{"DIR", dir.path().string()}});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 137);
+  EXPECT_LT(result.elapsed, 10s);
+  EXPECT_EQ(result.out, "");
+  const std::vector<std::string> reports = failure_reports(result.err);
+  ASSERT_EQ(reports.size(), 1u) << result.err;
+  EXPECT_EQ(reports[0], "braidrun: rank 1 (pid " + std::to_string(read_pid(dir / "pid.1")) +
+                            ") killed by signal 9 (Killed)");
+  for (const std::string &pid_file : rank_files(dir, "pid.", 4)) {
+    EXPECT_TRUE(process_group_gone(read_pid(pid_file), 2s)) << "leftover processes of " << pid_file;
+  }
+}
+
+TEST(Supervision, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
+  const RunResult result =
+      run_braidrun({"-n", "2", "sh", "-c",
+                    "trap '' TERM; [ $BRAID_RANK = 0 ] && { sleep 0.2; exit 5; }; sleep 60"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 5);
+  EXPECT_GE(result.elapsed, 2500ms);
+  EXPECT_LT(result.elapsed, 8s);
+  EXPECT_NE(result.err.find("braidrun: rank 0 (pid "), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("sending SIGKILL"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("rank 1 (signal 9)"), std::string::npos) << result.err;
+}
+
+void expect_signal_forwarded(int signal, const std::string &name) {
+  TempDir dir;
+  BraidrunProcess braidrun(
+      {"-n", "3", "sh", "-c",
+       "trap 'echo " + name + " > \"$DIR/marker.$BRAID_RANK\"; exit 0' " + name +
+           "; touch \"$DIR/ready.$BRAID_RANK\"; while :; do sleep 0.05; done"},
+      {{"DIR", dir.path().string()}});
+  ASSERT_TRUE(wait_for_files(rank_files(dir, "ready.", 3), 5s));
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(braidrun.pid(), signal), 0);
+  const RunResult result = braidrun.wait();
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 3s);
+  ASSERT_TRUE(result.exited);
+  // Every rank handled the signal and exited 0, so the job succeeded.
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  for (const std::string &marker : rank_files(dir, "marker.", 3)) {
+    EXPECT_EQ(read_file(marker), name + "\n") << marker;
+  }
+  EXPECT_NE(result.err.find("received SIG" + name + ", forwarding it to 3 ranks"),
+            std::string::npos)
+      << result.err;
+  EXPECT_TRUE(failure_reports(result.err).empty()) << result.err;
+}
+
+TEST(Supervision, ForwardsSigtermToEveryRank) {
+  expect_signal_forwarded(SIGTERM, "TERM");
+}
+
+TEST(Supervision, ForwardsSigintToEveryRank) {
+  expect_signal_forwarded(SIGINT, "INT");
+}
+
+TEST(Supervision, ForwardedSignalIsFollowedBySigkillAfterFiveSeconds) {
+  TempDir dir;
+  BraidrunProcess braidrun(
+      {"-n", "2", "sh", "-c", "trap '' TERM; touch \"$DIR/ready.$BRAID_RANK\"; sleep 60"},
+      {{"DIR", dir.path().string()}});
+  ASSERT_TRUE(wait_for_files(rank_files(dir, "ready.", 2), 5s));
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(braidrun.pid(), SIGTERM), 0);
+  const RunResult result = braidrun.wait();
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  EXPECT_GE(waited, 4500ms);
+  EXPECT_LT(waited, 8s);
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 137);
+  EXPECT_NE(result.err.find("killed by signal 9 (Killed)"), std::string::npos) << result.err;
+}
+
+TEST(Supervision, RanksDieWithBraidrun) {
+  TempDir dir;
+  BraidrunProcess braidrun(
+      {"-n", "2", "sh", "-c", "echo $$ > \"$DIR/pid.$BRAID_RANK\"; exec sleep 60"},
+      {{"DIR", dir.path().string()}});
+  const std::vector<std::string> pid_files = rank_files(dir, "pid.", 2);
+  ASSERT_TRUE(wait_for_files(pid_files, 5s));
+  std::this_thread::sleep_for(100ms);  // let the pid files be written completely
+  ASSERT_EQ(kill(braidrun.pid(), SIGKILL), 0);
+  const RunResult result = braidrun.wait();
+  EXPECT_FALSE(result.exited);
+  for (const std::string &pid_file : pid_files) {
+    EXPECT_TRUE(process_group_gone(read_pid(pid_file), 2s)) << "rank outlived braidrun";
+  }
+}
+
+TEST(Supervision, NonexistentProgramIsAClearError) {
+  const RunResult result = run_braidrun({"-n", "3", "braid-no-such-program", "arg"});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 127);
+  EXPECT_EQ(result.err,
+            "braidrun: cannot execute 'braid-no-such-program': No such file or directory\n");
+}
+
+TEST(Supervision, NonExecutableProgramIsAClearError) {
+  TempDir dir;
+  const std::string program = dir / "not-executable";
+  { std::ofstream(program) << "#!/bin/sh\n"; }
+  const RunResult result = run_braidrun({"-n", "2", program});
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 126);
+  EXPECT_EQ(result.err, "braidrun: cannot execute '" + program + "': Permission denied\n");
+}
+
+}  // namespace
+}  // namespace braid_launcher_test

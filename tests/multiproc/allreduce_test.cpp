@@ -1,0 +1,123 @@
+// allreduce on every rank of the job: every dtype x op at sizes around every algorithm switch
+// point, in place and out of place, exact results and identical bits on every rank.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+int64_t combine(braid_op_t op, int64_t a, int64_t b) {
+  switch (op) {
+    case BRAID_SUM: return a + b;
+    case BRAID_PROD: return a * b;
+    case BRAID_MIN: return std::min(a, b);
+    case BRAID_MAX: return std::max(a, b);
+  }
+  return 0;
+}
+
+// Element counts that straddle the selection table's byte thresholds (16 KiB, 512 KiB), the
+// ring's 1 MiB segments, and the small and awkward counts (fewer elements than ranks, primes).
+std::vector<size_t> counts_for(braid_dtype_t dt, bool big) {
+  const size_t es = elem_size(dt);
+  std::vector<size_t> c = {1, 2, 3, 5, 8, 31, 1000, 4099};
+  for (size_t edge : {size_t{16} << 10, size_t{512} << 10}) {
+    c.push_back(edge / es - 1);
+    c.push_back(edge / es);
+    c.push_back(edge / es + 1);
+  }
+  if (big) c.push_back((size_t{3} << 20) / es + 7);
+  return c;
+}
+
+void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_place) {
+  const size_t es = elem_size(dt);
+  const int n = size();
+  std::vector<unsigned char> in(count * es), out(count * es, 0xcd), expected(count * es);
+  for (size_t i = 0; i < count; ++i) {
+    store(dt, in.data(), i, input_value(dt, op, rank(), i));
+    int64_t acc = input_value(dt, op, 0, i);
+    for (int r = 1; r < n; ++r) acc = combine(op, acc, input_value(dt, op, r, i));
+    store(dt, expected.data(), i, acc);
+  }
+  void *recv = in_place ? in.data() : out.data();
+  ASSERT_EQ(braid_allreduce(in.data(), recv, count, dt, op, world()), BRAID_SUCCESS)
+      << braid_last_error();
+  const auto *got = static_cast<const unsigned char *>(recv);
+  size_t wrong = 0, first = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0) first = i;
+  EXPECT_EQ(wrong, 0u) << dtype_str(dt) << " " << op_str(op) << " count " << count
+                       << (in_place ? " in place" : "") << ": first wrong element " << first
+                       << " = " << load(dt, got, first) << ", expected "
+                       << load(dt, expected.data(), first);
+  if (!in_place) {  // the input must be left alone
+    for (size_t i = 0; i < std::min<size_t>(count, 64); ++i)
+      ASSERT_EQ(load(dt, in.data(), i), static_cast<double>(input_value(dt, op, rank(), i)));
+  }
+}
+
+TEST(Allreduce, EveryDtypeAndOpIsExactAroundEverySwitchPoint) {
+  for (braid_dtype_t dt : kAllDtypes)
+    for (braid_op_t op : kAllOps) {
+      const bool big = (dt == BRAID_INT8 || dt == BRAID_FLOAT32 || dt == BRAID_BFLOAT16) &&
+                       (op == BRAID_SUM || op == BRAID_MAX);
+      for (size_t count : counts_for(dt, big)) {
+        check_allreduce(dt, op, count, /*in_place=*/count % 2 == 0);
+        if (HasFatalFailure()) return;
+      }
+    }
+}
+
+TEST(Allreduce, InPlaceAndOutOfPlaceAgree) {
+  for (size_t count : {size_t{3}, size_t{5000}, size_t{300000}}) {
+    check_allreduce(BRAID_FLOAT64, BRAID_SUM, count, true);
+    check_allreduce(BRAID_FLOAT64, BRAID_SUM, count, false);
+    check_allreduce(BRAID_INT32, BRAID_MIN, count, true);
+    check_allreduce(BRAID_INT32, BRAID_MIN, count, false);
+  }
+}
+
+TEST(Allreduce, CountZeroIsANoOp) {
+  float x = 7.0f;
+  ASSERT_EQ(braid_allreduce(&x, &x, 0, BRAID_FLOAT32, BRAID_SUM, world()), BRAID_SUCCESS);
+  EXPECT_EQ(x, 7.0f);
+  ASSERT_EQ(braid_allreduce(nullptr, nullptr, 0, BRAID_FLOAT32, BRAID_SUM, world()),
+            BRAID_SUCCESS);
+}
+
+// Random floats make the result depend on the order of reduction; every rank must still hold
+// the same bits, and the value must be close to the exact sum.
+TEST(Allreduce, RandomFloatsGiveIdenticalBitsOnEveryRank) {
+  for (size_t count : {size_t{7}, size_t{3000}, size_t{40000}, size_t{700000}}) {
+    // Values spanning six decades, drawn in a fixed order so every rank can recompute them.
+    auto next = [](std::mt19937 &g) {
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      const float mantissa = dist(g);
+      const int decade = static_cast<int>(g() % 7) - 3;
+      return mantissa * std::pow(10.0f, static_cast<float>(decade));
+    };
+    std::mt19937 gen(1234u + static_cast<unsigned>(rank()));
+    std::vector<float> v(count);
+    for (float &x : v) x = next(gen);
+    std::vector<double> exact(count, 0.0);
+    for (int r = 0; r < size(); ++r) {
+      std::mt19937 g(1234u + static_cast<unsigned>(r));
+      for (size_t i = 0; i < count; ++i) exact[i] += static_cast<double>(next(g));
+    }
+    ASSERT_EQ(braid_allreduce(v.data(), v.data(), count, BRAID_FLOAT32, BRAID_SUM, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    EXPECT_TRUE(identical_on_all_ranks(v.data(), count * sizeof(float))) << "count " << count;
+    for (size_t i = 0; i < count; i += 97)
+      ASSERT_NEAR(v[i], exact[i], 1e-4 * (1.0 + std::fabs(exact[i]))) << "element " << i;
+  }
+}
+
+}  // namespace
+}  // namespace mp

@@ -1,0 +1,83 @@
+// Bad input fails at once on the calling rank with BRAID_ERR_INVALID_ARGUMENT and a message that
+// names the problem, and the communicator stays usable afterwards.
+#include <string>
+#include <vector>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+void expect_invalid(braid_result_t rc, const std::string &mentions) {
+  EXPECT_EQ(rc, BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(braid_last_error()).find(mentions), std::string::npos)
+      << "message was: " << braid_last_error();
+}
+
+void expect_still_usable() {
+  int v = 1;
+  ASSERT_EQ(braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_SUM, world()), BRAID_SUCCESS)
+      << braid_last_error();
+  EXPECT_EQ(v, size());
+}
+
+TEST(Errors, UnknownDtypeAndOp) {
+  float x[4] = {1, 2, 3, 4};
+  expect_invalid(braid_allreduce(x, x, 4, static_cast<braid_dtype_t>(42), BRAID_SUM, world()),
+                 "unknown dtype 42");
+  expect_invalid(braid_allreduce(x, x, 4, BRAID_FLOAT32, static_cast<braid_op_t>(-1), world()),
+                 "unknown op -1");
+  expect_invalid(braid_broadcast(x, 4, static_cast<braid_dtype_t>(-3), 0, world()),
+                 "unknown dtype -3");
+  expect_still_usable();
+}
+
+TEST(Errors, RootOutOfRange) {
+  int x = 0;
+  expect_invalid(braid_broadcast(&x, 1, BRAID_INT32, size(), world()),
+                 "root " + std::to_string(size()) + " is out of range");
+  expect_invalid(braid_broadcast(&x, 1, BRAID_INT32, -1, world()), "root -1 is out of range");
+  braid_request_t req = nullptr;
+  expect_invalid(braid_ibroadcast(&x, 1, BRAID_INT32, 1000, world(), &req), "root 1000");
+  EXPECT_EQ(req, nullptr);
+  expect_still_usable();
+}
+
+TEST(Errors, NullBufferWithElements) {
+  float x = 0;
+  expect_invalid(braid_allreduce(nullptr, &x, 1, BRAID_FLOAT32, BRAID_SUM, world()),
+                 "sendbuf is NULL with count 1");
+  expect_invalid(braid_allreduce(&x, nullptr, 1, BRAID_FLOAT32, BRAID_SUM, world()),
+                 "recvbuf is NULL");
+  expect_invalid(braid_broadcast(nullptr, 5, BRAID_FLOAT32, 0, world()), "buf is NULL");
+  expect_still_usable();
+}
+
+TEST(Errors, OverlappingBuffersAndBadHandles) {
+  std::vector<int32_t> v(16, 1);
+  expect_invalid(braid_allreduce(v.data(), v.data() + 1, 8, BRAID_INT32, BRAID_SUM, world()),
+                 "overlap");
+  expect_invalid(braid_allreduce(v.data(), v.data(), 1, BRAID_INT32, BRAID_SUM, nullptr),
+                 "communicator is NULL");
+  expect_invalid(braid_iallreduce(v.data(), v.data(), 1, BRAID_INT32, BRAID_SUM, world(), nullptr),
+                 "req is NULL");
+  expect_invalid(braid_wait(nullptr), "NULL request");
+  EXPECT_EQ(braid_comm_rank(nullptr), -1);
+  EXPECT_EQ(braid_comm_size(nullptr), -1);
+  expect_still_usable();
+}
+
+TEST(Errors, InitTwiceIsRefused) {
+  braid_comm_t again = nullptr;
+  expect_invalid(braid_init(nullptr, nullptr, &again), "braid_init called twice");
+  EXPECT_EQ(again, nullptr);
+  expect_still_usable();
+}
+
+TEST(Errors, StrerrorNamesEveryCode) {
+  for (int c = BRAID_SUCCESS; c <= BRAID_ERR_INTERNAL; ++c)
+    EXPECT_STRNE(braid_strerror(static_cast<braid_result_t>(c)), "unknown result code") << c;
+}
+
+}  // namespace
+}  // namespace mp
