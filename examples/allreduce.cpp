@@ -15,7 +15,7 @@ int main() {
     std::vector<double> out(v.size());
     braid::Request max = world.iallreduce(v, out, braid::Op::max);  // overlaps with ...
     std::vector<int> answer{world.rank() == 0 ? 42 : 0};
-    world.broadcast(answer, 0);                                      // ... this broadcast
+    world.broadcast(answer, 0);  // ... this broadcast
     max.wait();
 
     const double expected = world.size() * (world.size() + 1) / 2.0;

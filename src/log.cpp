@@ -25,7 +25,9 @@ LogLevel log_threshold() {
   return threshold;
 }
 
-void log_set_rank(int rank) { g_rank.store(rank); }
+void log_set_rank(int rank) {
+  g_rank.store(rank);
+}
 
 void log_write(LogLevel level, const std::string &message) {
   static const char *const names[] = {"warn", "info", "trace"};

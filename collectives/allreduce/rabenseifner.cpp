@@ -16,7 +16,7 @@ Task allreduce_rabenseifner(CollContext &ctx, CollArgs args) {
   char *buf = static_cast<char *>(args.recvbuf);
   if (!args.in_place()) std::memcpy(buf, args.sendbuf, args.bytes());
   if (ctx.size() == 1) co_return;
-  std::vector<char> tmp(args.bytes());
+  auto tmp = ctx.scratch(args.bytes());
   const Fold fold = make_fold(ctx.rank(), ctx.size());
   co_await fold_in(ctx, args, fold, buf, tmp.data());
 

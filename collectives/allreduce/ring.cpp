@@ -19,7 +19,7 @@
 namespace braid::coll {
 namespace {
 
-constexpr size_t kSlots = 4;                     // receive segments in flight per step
+constexpr size_t kSlots = 4;  // receive segments in flight per step
 constexpr size_t kDefaultSegment = size_t{1} << 18;
 
 struct Chunks {
@@ -58,14 +58,14 @@ Task allreduce_ring(CollContext &ctx, CollArgs args) {
   const int right = mod(r + 1);
   const int left = mod(r - 1);
 
-  std::vector<char> slots(kSlots * ch.seg * es);
+  auto slots = ctx.scratch(kSlots * ch.seg * es);
   auto slot = [&](size_t j) { return slots.data() + (j % kSlots) * ch.seg * es; };
 
   // Reduce-scatter. Step 0 sends this rank's own chunk straight from the input.
   std::vector<OpId> rs_sends;
   for (size_t j = 0; j < ch.segments(r); ++j)
-    rs_sends.push_back(ctx.send(right, src + ch.seg_lo(r, j) * es, ch.seg_len(r, j) * es,
-                                msg(0, 0, j)));
+    rs_sends.push_back(
+        ctx.send(right, src + ch.seg_lo(r, j) * es, ch.seg_len(r, j) * es, msg(0, 0, j)));
   for (int s = 0; s <= n - 2; ++s) {
     const int c = mod(r - s - 1);
     const size_t segs = ch.segments(c);
@@ -83,8 +83,8 @@ Task allreduce_ring(CollContext &ctx, CollArgs args) {
       else  // the chunk is final: it opens the allgather
         ctx.send(right, out, len * es, msg(1, 0, j));
       if (j + kSlots < segs)
-        recvs[j + kSlots] = ctx.recv(left, slot(j), ch.seg_len(c, j + kSlots) * es,
-                                     msg(0, s, j + kSlots));
+        recvs[j + kSlots] =
+            ctx.recv(left, slot(j), ch.seg_len(c, j + kSlots) * es, msg(0, s, j + kSlots));
     }
   }
   // The allgather overwrites chunks the reduce-scatter sent from; those sends must be done.
@@ -97,8 +97,8 @@ Task allreduce_ring(CollContext &ctx, CollArgs args) {
   for (int t = 0; t <= n - 2; ++t) {
     const int c = mod(r - t);
     for (size_t j = 0; j < ch.segments(c); ++j)
-      recvs[t].push_back(ctx.recv(left, dst + ch.seg_lo(c, j) * es, ch.seg_len(c, j) * es,
-                                  msg(1, t, j)));
+      recvs[t].push_back(
+          ctx.recv(left, dst + ch.seg_lo(c, j) * es, ch.seg_len(c, j) * es, msg(1, t, j)));
   }
   for (int t = 0; t <= n - 2; ++t) {
     const int c = mod(r - t);

@@ -9,16 +9,19 @@ namespace braid::coll {
 
 using detail::fail;
 
-CollContext::CollContext(detail::Transport &transport, int rank, int size, uint64_t tag_base,
-                         double timeout_s)
+CollContext::CollContext(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
+                         uint64_t tag_base, double timeout_s)
     : transport_(transport),
+      scratch_(scratch),
       rank_(rank),
       size_(size),
       tag_base_(tag_base),
       timeout_s_(timeout_s),
       max_message_(transport.props().max_message) {}
 
-CollContext::~CollContext() { cancel_all(); }
+CollContext::~CollContext() {
+  cancel_all();
+}
 
 OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
   Op op{peer, true, step, bytes, 0, {}};

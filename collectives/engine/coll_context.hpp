@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/scratch_pool.hpp"
+
 namespace braid::detail {
 class Transport;
 }
@@ -23,13 +25,15 @@ class CollContext {
  public:
   using Clock = std::chrono::steady_clock;
 
-  CollContext(detail::Transport &transport, int rank, int size, uint64_t tag_base,
-              double timeout_s);
+  CollContext(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
+              uint64_t tag_base, double timeout_s);
   CollContext(const CollContext &) = delete;
   CollContext &operator=(const CollContext &) = delete;
   ~CollContext();
 
   int rank() const { return rank_; }
+  // A scratch buffer reused across calls; released when the lease goes out of scope.
+  ScratchPool::Lease scratch(size_t bytes) { return scratch_.acquire(bytes); }
   int size() const { return size_; }
 
   // `step` distinguishes the messages of one collective between the same two ranks; sender and
@@ -79,6 +83,7 @@ class CollContext {
   uint64_t tag(uint32_t step) const { return tag_base_ | (step & 0xffffu); }
 
   detail::Transport &transport_;
+  ScratchPool &scratch_;
   int rank_;
   int size_;
   uint64_t tag_base_;

@@ -18,9 +18,15 @@ const char *kind_name(CollKind kind) {
   return "collective";
 }
 
-Collective::Collective(detail::Transport &transport, int rank, int size, uint64_t tag_base,
-                       double timeout_s, std::string label, AlgorithmFn algorithm, CollArgs args)
-    : label_(std::move(label)), ctx_(transport, rank, size, tag_base, timeout_s) {
+std::string CallLabel::str() const {
+  return detail::cat("rank ", rank, ": ", kind_name(kind), " #", seq, " (", algorithm, ", ", size,
+                     " ranks, ", bytes, " bytes)");
+}
+
+Collective::Collective(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
+                       uint64_t tag_base, double timeout_s, CallLabel label, AlgorithmFn algorithm,
+                       CollArgs args)
+    : label_(label), ctx_(transport, scratch, rank, size, tag_base, timeout_s) {
   task_ = algorithm(ctx_, args);
 }
 
@@ -48,17 +54,17 @@ bool Collective::advance(bool *progressed) {
     }
     ctx_.check_deadline();
   } catch (const detail::Failure &f) {
-    finish(f.code(), label_ + ": " + f.message());
+    finish(f.code(), label_.str() + ": " + f.message());
   } catch (const std::bad_alloc &) {
-    finish(BRAID_ERR_NO_MEMORY, label_ + ": out of memory");
+    finish(BRAID_ERR_NO_MEMORY, label_.str() + ": out of memory");
   } catch (const std::exception &e) {
-    finish(BRAID_ERR_INTERNAL, label_ + ": " + e.what());
+    finish(BRAID_ERR_INTERNAL, label_.str() + ": " + e.what());
   }
   return finished_;
 }
 
 void Collective::abort(braid_result_t result, const std::string &why) {
-  if (!finished_) finish(result, label_ + ": " + why);
+  if (!finished_) finish(result, label_.str() + ": " + why);
 }
 
 void Collective::finish(braid_result_t result, std::string message) {

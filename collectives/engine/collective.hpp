@@ -13,11 +13,23 @@
 
 namespace braid::coll {
 
+// What names a call in its errors, e.g. "rank 0: allreduce #7 (ring, 4 ranks, 4096 bytes)".
+// Kept as data and formatted only when an error needs it: the hot path formats nothing.
+struct CallLabel {
+  CollKind kind = CollKind::allreduce;
+  uint64_t seq = 0;
+  const char *algorithm = "";
+  int rank = 0;
+  int size = 0;
+  size_t bytes = 0;
+  std::string str() const;
+};
+
 class Collective {
  public:
-  // `label` names the call in errors, e.g. "allreduce #7 (ring, 4 ranks)".
-  Collective(detail::Transport &transport, int rank, int size, uint64_t tag_base,
-             double timeout_s, std::string label, AlgorithmFn algorithm, CollArgs args);
+  Collective(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
+             uint64_t tag_base, double timeout_s, CallLabel label, AlgorithmFn algorithm,
+             CollArgs args);
   Collective(const Collective &) = delete;
   Collective &operator=(const Collective &) = delete;
 
@@ -29,12 +41,12 @@ class Collective {
   bool finished() const { return finished_; }
   braid_result_t result() const { return result_; }
   const std::string &message() const { return message_; }
-  const std::string &label() const { return label_; }
+  const CallLabel &label() const { return label_; }
 
  private:
   void finish(braid_result_t result, std::string message);
 
-  std::string label_;
+  CallLabel label_;
   CollContext ctx_;
   Task task_;
   bool started_ = false;

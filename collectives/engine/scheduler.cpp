@@ -24,12 +24,12 @@ Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double ti
       timeout_s_(timeout_s),
       seq_bits_(std::min(24u, transport.props().tag_bits - kStepBits)) {}
 
-std::shared_ptr<Collective> Scheduler::start(std::string label, AlgorithmFn algorithm,
+std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn algorithm,
                                              CollArgs args, uint64_t seq) {
   // Sequence numbers wrap; only collectives this far apart in flight at once could collide.
   const uint64_t tag_base = (seq & ((uint64_t{1} << seq_bits_) - 1)) << kStepBits;
-  auto c = std::make_shared<Collective>(transport_, rank_, size_, tag_base, timeout_s_,
-                                        std::move(label), algorithm, args);
+  auto c = std::make_shared<Collective>(transport_, scratch_, rank_, size_, tag_base, timeout_s_,
+                                        label, algorithm, args);
   bool progressed = false;
   if (!c->advance(&progressed)) active_.push_back(c);
   return c;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/collective.hpp"
+#include "engine/scratch_pool.hpp"
 
 namespace braid::coll {
 
@@ -17,7 +18,7 @@ class Scheduler {
 
   // Starts a collective: its first step runs now. `seq` is the communicator's sequence number
   // of this call, which all ranks agree on because they call collectives in the same order.
-  std::shared_ptr<Collective> start(std::string label, AlgorithmFn algorithm, CollArgs args,
+  std::shared_ptr<Collective> start(const CallLabel &label, AlgorithmFn algorithm, CollArgs args,
                                     uint64_t seq);
   // One non-blocking pass: transport progress, then every active collective. Returns whether
   // anything moved.
@@ -33,6 +34,7 @@ class Scheduler {
   int size_;
   double timeout_s_;
   unsigned seq_bits_;
+  ScratchPool scratch_;  // declared before active_: outlives the collectives using it
   std::vector<std::shared_ptr<Collective>> active_;
 };
 

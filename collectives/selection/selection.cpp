@@ -62,8 +62,9 @@ void SelectionTable::set_override(CollKind kind, std::string_view name) {
     std::string valid;
     for (const Algorithm &x : all_algorithms())
       if (x.kind == kind) valid += detail::cat(valid.empty() ? "" : ", ", x.name);
-    detail::fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_", kind == CollKind::allreduce ? "ALLREDUCE" : "BROADCAST",
-                 "_ALGO='", name, "' is not a ", kind_name(kind), " algorithm; valid: ", valid);
+    detail::fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_",
+                 kind == CollKind::allreduce ? "ALLREDUCE" : "BROADCAST", "_ALGO='", name,
+                 "' is not a ", kind_name(kind), " algorithm; valid: ", valid);
   }
   (kind == CollKind::allreduce ? override_allreduce_ : override_broadcast_) = a;
 }
@@ -73,22 +74,25 @@ Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count, int ran
                             : kind == CollKind::broadcast ? override_broadcast_
                                                           : nullptr;
   if (forced != nullptr) {
-    return {forced, 1 * MiB,
-            detail::cat("BRAID_", kind == CollKind::allreduce ? "ALLREDUCE" : "BROADCAST",
-                        "_ALGO=", forced->name)};
+    return {forced, 1 * MiB, -1,
+            kind == CollKind::allreduce ? "BRAID_ALLREDUCE_ALGO" : "BRAID_BROADCAST_ALGO"};
   }
   // With fewer elements than ranks the block algorithms would move empty blocks around.
   if (kind == CollKind::allreduce && count < static_cast<size_t>(ranks))
-    return {find_algorithm(kind, "recursive_doubling"), 0, "fewer elements than ranks"};
+    return {find_algorithm(kind, "recursive_doubling"), 0, -1, "fewer elements than ranks"};
   for (size_t i = 0; i < rules_.size(); ++i) {
     const Rule &r = rules_[i];
     if (r.kind != kind || bytes < r.min_bytes || bytes >= r.max_bytes || ranks < r.min_ranks ||
         ranks > r.max_ranks)
       continue;
-    return {find_algorithm(kind, r.algorithm), r.segment_bytes, detail::cat("rule ", i + 1)};
+    return {find_algorithm(kind, r.algorithm), r.segment_bytes, static_cast<int>(i), ""};
   }
   detail::fail(BRAID_ERR_INTERNAL, "no selection rule for ", kind_name(kind), " of ", bytes,
                " bytes on ", ranks, " ranks");
+}
+
+std::string describe(const Choice &choice) {
+  return choice.rule >= 0 ? detail::cat("rule ", choice.rule + 1) : std::string(choice.reason);
 }
 
 std::string format_bytes(size_t bytes) {
@@ -111,14 +115,16 @@ std::string SelectionTable::explain(int ranks) const {
     out << "\n";
   }
   out << "  allreduce with fewer elements than ranks -> recursive_doubling\n";
-  if (override_allreduce_) out << "override: BRAID_ALLREDUCE_ALGO=" << override_allreduce_->name << "\n";
-  if (override_broadcast_) out << "override: BRAID_BROADCAST_ALGO=" << override_broadcast_->name << "\n";
+  if (override_allreduce_)
+    out << "override: BRAID_ALLREDUCE_ALGO=" << override_allreduce_->name << "\n";
+  if (override_broadcast_)
+    out << "override: BRAID_BROADCAST_ALGO=" << override_broadcast_->name << "\n";
   out << "choice per size on " << ranks << " ranks (float32 elements):\n";
   for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 4) {
     Choice a = choose(CollKind::allreduce, bytes, bytes / 4, ranks);
     Choice b = choose(CollKind::broadcast, bytes, bytes / 4, ranks);
-    out << "  " << format_bytes(bytes) << ": allreduce " << a.algorithm->name << " ("
-        << a.why << "), broadcast " << b.algorithm->name << " (" << b.why << ")\n";
+    out << "  " << format_bytes(bytes) << ": allreduce " << a.algorithm->name << " (" << describe(a)
+        << "), broadcast " << b.algorithm->name << " (" << describe(b) << ")\n";
   }
   return out.str();
 }

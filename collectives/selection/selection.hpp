@@ -33,8 +33,11 @@ struct Rule {
 struct Choice {
   const Algorithm *algorithm = nullptr;
   size_t segment_bytes = 0;
-  std::string why;  // "rule 3: allreduce 8 KiB..256 KiB, 2..any ranks" or "BRAID_ALLREDUCE_ALGO"
+  int rule = -1;            // index into rules() when a rule chose, else -1
+  const char *reason = "";  // why, when no rule chose (an override, a special case)
 };
+// "rule 3" or the reason; for logs and braid-info.
+std::string describe(const Choice &choice);
 
 const std::vector<Algorithm> &all_algorithms();
 const Algorithm *find_algorithm(CollKind kind, std::string_view name);

@@ -207,6 +207,8 @@ const char *braid_strerror(braid_result_t r) {
   return "unknown result code";
 }
 
-const char *braid_last_error(void) { return g_last_error.c_str(); }
+const char *braid_last_error(void) {
+  return g_last_error.c_str();
+}
 
 }  // extern "C"

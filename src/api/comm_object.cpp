@@ -27,15 +27,14 @@ size_t checked_bytes(braid_comm_s &comm, const char *what, size_t count, int dty
 }
 
 std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args) {
-  const coll::Choice choice =
-      comm.selection.choose(args.kind, args.bytes(), args.count, comm.size);
+  const coll::Choice choice = comm.selection.choose(args.kind, args.bytes(), args.count, comm.size);
   args.segment_bytes = choice.segment_bytes;
   const uint64_t seq = comm.next_seq++;
-  std::string label = cat("rank ", comm.rank, ": ", coll::kind_name(args.kind), " #", seq, " (",
-                          choice.algorithm->name, ", ", comm.size, " ranks, ", args.bytes(),
-                          " bytes)");
-  log(LogLevel::trace, label, " selected by ", choice.why);
-  return comm.scheduler->start(std::move(label), choice.algorithm->fn, args, seq);
+  const coll::CallLabel label{args.kind, seq,       choice.algorithm->name,
+                              comm.rank, comm.size, args.bytes()};
+  if (log_threshold() >= LogLevel::trace)
+    log(LogLevel::trace, label.str(), " selected by ", coll::describe(choice));
+  return comm.scheduler->start(label, choice.algorithm->fn, args, seq);
 }
 
 }  // namespace
@@ -61,8 +60,9 @@ std::shared_ptr<coll::Collective> start_allreduce(braid_comm_s &comm, const void
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": allreduce: unknown op ", op);
   if (count == 0) return nullptr;
   if (sendbuf == nullptr || recvbuf == nullptr)
-    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": allreduce: ",
-         sendbuf == nullptr ? "sendbuf" : "recvbuf", " is NULL with count ", count);
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank,
+         ": allreduce: ", sendbuf == nullptr ? "sendbuf" : "recvbuf", " is NULL with count ",
+         count);
   const auto *s = static_cast<const char *>(sendbuf);
   const auto *r = static_cast<const char *>(recvbuf);
   if (s != r && s < r + bytes && r < s + bytes)

@@ -42,7 +42,7 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
     : plugin_(std::move(plugin)), ops_(plugin_.ops) {
   braid_bootstrap_t bs{&bootstrap, bootstrap.rank(), bootstrap.size(), bootstrap_allgather,
                        bootstrap_barrier};
-  braid_transport_init_args_t args{&bs,  local_rank,   local_size, timeout_s,
+  braid_transport_init_args_t args{&bs,  local_rank,  local_size, timeout_s,
                                    err_, sizeof err_, plugin_log};
   int rc = ops_->init(&args, &ctx_);
   if (rc != BRAID_SUCCESS) raise(rc, "init");

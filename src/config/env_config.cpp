@@ -84,7 +84,8 @@ EnvConfig parse_env_config(const EnvLookup &env) {
   if (auto ls = env("BRAID_LOCAL_SIZE"))
     cfg.local_size = static_cast<int>(parse_integer(*ls, "BRAID_LOCAL_SIZE", 1, cfg.size));
   if (auto lr = env("BRAID_LOCAL_RANK"))
-    cfg.local_rank = static_cast<int>(parse_integer(*lr, "BRAID_LOCAL_RANK", 0, cfg.local_size - 1));
+    cfg.local_rank =
+        static_cast<int>(parse_integer(*lr, "BRAID_LOCAL_RANK", 0, cfg.local_size - 1));
   return cfg;
 }
 

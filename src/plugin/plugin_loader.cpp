@@ -50,11 +50,13 @@ std::vector<std::string> directories_of_this_module() {
 }
 
 bool file_exists(const std::string &path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string plugin_file(const std::string &name) { return "libbraid-transport-" + name + ".so"; }
+std::string plugin_file(const std::string &name) {
+  return "libbraid-transport-" + name + ".so";
+}
 
 bool valid_plugin_name(const std::string &name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
@@ -183,8 +185,8 @@ Plugin select_transport(const std::string &requested, std::vector<PluginProblem>
   }
   std::string tried;
   for (const auto &p : *problems) tried += cat("\n  ", p.name, ": ", p.detail);
-  fail(requested == "auto" ? BRAID_ERR_TRANSPORT : BRAID_ERR_UNSUPPORTED, "BRAID_TRANSPORT=",
-       requested, ": no transport could be loaded; tried:", tried);
+  fail(requested == "auto" ? BRAID_ERR_TRANSPORT : BRAID_ERR_UNSUPPORTED,
+       "BRAID_TRANSPORT=", requested, ": no transport could be loaded; tried:", tried);
 }
 
 }  // namespace braid::detail

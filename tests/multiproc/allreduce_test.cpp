@@ -13,10 +13,14 @@ namespace {
 
 int64_t combine(braid_op_t op, int64_t a, int64_t b) {
   switch (op) {
-    case BRAID_SUM: return a + b;
-    case BRAID_PROD: return a * b;
-    case BRAID_MIN: return std::min(a, b);
-    case BRAID_MAX: return std::max(a, b);
+    case BRAID_SUM:
+      return a + b;
+    case BRAID_PROD:
+      return a * b;
+    case BRAID_MIN:
+      return std::min(a, b);
+    case BRAID_MAX:
+      return std::max(a, b);
   }
   return 0;
 }
@@ -87,8 +91,7 @@ TEST(Allreduce, CountZeroIsANoOp) {
   float x = 7.0f;
   ASSERT_EQ(braid_allreduce(&x, &x, 0, BRAID_FLOAT32, BRAID_SUM, world()), BRAID_SUCCESS);
   EXPECT_EQ(x, 7.0f);
-  ASSERT_EQ(braid_allreduce(nullptr, nullptr, 0, BRAID_FLOAT32, BRAID_SUM, world()),
-            BRAID_SUCCESS);
+  ASSERT_EQ(braid_allreduce(nullptr, nullptr, 0, BRAID_FLOAT32, BRAID_SUM, world()), BRAID_SUCCESS);
 }
 
 // Random floats make the result depend on the order of reduction; every rank must still hold

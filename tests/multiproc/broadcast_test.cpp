@@ -12,8 +12,8 @@ unsigned char root_byte(int root, size_t i) {
 }
 
 TEST(Broadcast, EveryRootDeliversTheRootsBytes) {
-  const std::vector<size_t> byte_sizes = {1, 7, 1000, (256 << 10) - 1, 256 << 10,
-                                          (256 << 10) + 3, (1 << 20) + 11};
+  const std::vector<size_t> byte_sizes = {
+      1, 7, 1000, (256 << 10) - 1, 256 << 10, (256 << 10) + 3, (1 << 20) + 11};
   for (braid_dtype_t dt : {BRAID_UINT8, BRAID_FLOAT16, BRAID_INT32, BRAID_FLOAT64}) {
     const size_t es = elem_size(dt);
     for (size_t bytes : byte_sizes) {

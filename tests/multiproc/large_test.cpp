@@ -19,7 +19,8 @@ bool enabled() {
 TEST(Large, AllreduceAndBroadcastBeyondTwoGiB) {
   if (!enabled()) GTEST_SKIP() << "set BRAID_TEST_LARGE=1 (needs ~2.2 GiB per rank)";
   std::vector<int8_t> v(kCount);
-  for (size_t i = 0; i < kCount; ++i) v[i] = static_cast<int8_t>((i + static_cast<size_t>(rank())) % 5);
+  for (size_t i = 0; i < kCount; ++i)
+    v[i] = static_cast<int8_t>((i + static_cast<size_t>(rank())) % 5);
   ASSERT_EQ(braid_allreduce(v.data(), v.data(), kCount, BRAID_INT8, BRAID_SUM, world()),
             BRAID_SUCCESS)
       << braid_last_error();

@@ -16,16 +16,17 @@ TEST(NonBlocking, ManyInFlightCompleteInAnyOrder) {
   for (size_t k = 0; k < counts.size(); ++k) {
     bufs.emplace_back(counts[k]);
     for (size_t i = 0; i < counts[k]; ++i)
-      bufs[k][i] = static_cast<int32_t>(rank() * 1000 + static_cast<int>(i % 1000) + static_cast<int>(k));
+      bufs[k][i] =
+          static_cast<int32_t>(rank() * 1000 + static_cast<int>(i % 1000) + static_cast<int>(k));
     ASSERT_EQ(braid_iallreduce(bufs[k].data(), bufs[k].data(), counts[k], BRAID_INT32, BRAID_SUM,
                                world(), &reqs[k]),
               BRAID_SUCCESS)
         << braid_last_error();
   }
   std::vector<double> bc(200000, rank() == n - 1 ? 2.5 : -1.0);
-  ASSERT_EQ(braid_ibroadcast(bc.data(), bc.size(), BRAID_FLOAT64, n - 1, world(),
-                             &reqs[counts.size()]),
-            BRAID_SUCCESS);
+  ASSERT_EQ(
+      braid_ibroadcast(bc.data(), bc.size(), BRAID_FLOAT64, n - 1, world(), &reqs[counts.size()]),
+      BRAID_SUCCESS);
   std::vector<uint8_t> small(9, static_cast<uint8_t>(rank()));
   ASSERT_EQ(braid_iallreduce(small.data(), small.data(), small.size(), BRAID_UINT8, BRAID_MAX,
                              world(), &reqs[counts.size() + 1]),

@@ -35,9 +35,15 @@ float from_half(uint16_t h) {
 
 }  // namespace
 
-braid_comm_t world() { return g_world; }
-int rank() { return braid_comm_rank(g_world); }
-int size() { return braid_comm_size(g_world); }
+braid_comm_t world() {
+  return g_world;
+}
+int rank() {
+  return braid_comm_rank(g_world);
+}
+int size() {
+  return braid_comm_size(g_world);
+}
 
 bool identical_on_all_ranks(const void *data, size_t bytes) {
   std::vector<unsigned char> reference(static_cast<const unsigned char *>(data),
@@ -53,7 +59,8 @@ bool identical_on_all_ranks(const void *data, size_t bytes) {
 
 int64_t input_value(braid_dtype_t dt, braid_op_t op, int r, size_t i) {
   const bool is_unsigned = dt == BRAID_UINT8 || dt == BRAID_UINT32 || dt == BRAID_UINT64;
-  const uint64_t h = (static_cast<uint64_t>(r) * 0x9e3779b97f4a7c15ull) ^ (i * 0xbf58476d1ce4e5b9ull);
+  const uint64_t h =
+      (static_cast<uint64_t>(r) * 0x9e3779b97f4a7c15ull) ^ (i * 0xbf58476d1ce4e5b9ull);
   const uint64_t mix = (h ^ (h >> 29)) * 0x94d049bb133111ebull;
   const uint64_t k = mix >> 40;
   switch (op) {
@@ -70,13 +77,27 @@ int64_t input_value(braid_dtype_t dt, braid_op_t op, int r, size_t i) {
 
 void store(braid_dtype_t dt, void *buf, size_t i, int64_t v) {
   switch (dt) {
-    case BRAID_INT8: static_cast<int8_t *>(buf)[i] = static_cast<int8_t>(v); break;
-    case BRAID_UINT8: static_cast<uint8_t *>(buf)[i] = static_cast<uint8_t>(v); break;
-    case BRAID_INT32: static_cast<int32_t *>(buf)[i] = static_cast<int32_t>(v); break;
-    case BRAID_UINT32: static_cast<uint32_t *>(buf)[i] = static_cast<uint32_t>(v); break;
-    case BRAID_INT64: static_cast<int64_t *>(buf)[i] = v; break;
-    case BRAID_UINT64: static_cast<uint64_t *>(buf)[i] = static_cast<uint64_t>(v); break;
-    case BRAID_FLOAT16: static_cast<uint16_t *>(buf)[i] = to_half(static_cast<float>(v)); break;
+    case BRAID_INT8:
+      static_cast<int8_t *>(buf)[i] = static_cast<int8_t>(v);
+      break;
+    case BRAID_UINT8:
+      static_cast<uint8_t *>(buf)[i] = static_cast<uint8_t>(v);
+      break;
+    case BRAID_INT32:
+      static_cast<int32_t *>(buf)[i] = static_cast<int32_t>(v);
+      break;
+    case BRAID_UINT32:
+      static_cast<uint32_t *>(buf)[i] = static_cast<uint32_t>(v);
+      break;
+    case BRAID_INT64:
+      static_cast<int64_t *>(buf)[i] = v;
+      break;
+    case BRAID_UINT64:
+      static_cast<uint64_t *>(buf)[i] = static_cast<uint64_t>(v);
+      break;
+    case BRAID_FLOAT16:
+      static_cast<uint16_t *>(buf)[i] = to_half(static_cast<float>(v));
+      break;
     case BRAID_BFLOAT16: {
       float f = static_cast<float>(v);
       uint32_t bits;
@@ -84,43 +105,64 @@ void store(braid_dtype_t dt, void *buf, size_t i, int64_t v) {
       static_cast<uint16_t *>(buf)[i] = static_cast<uint16_t>(bits >> 16);
       break;
     }
-    case BRAID_FLOAT32: static_cast<float *>(buf)[i] = static_cast<float>(v); break;
-    case BRAID_FLOAT64: static_cast<double *>(buf)[i] = static_cast<double>(v); break;
+    case BRAID_FLOAT32:
+      static_cast<float *>(buf)[i] = static_cast<float>(v);
+      break;
+    case BRAID_FLOAT64:
+      static_cast<double *>(buf)[i] = static_cast<double>(v);
+      break;
   }
 }
 
 double load(braid_dtype_t dt, const void *buf, size_t i) {
   switch (dt) {
-    case BRAID_INT8: return static_cast<const int8_t *>(buf)[i];
-    case BRAID_UINT8: return static_cast<const uint8_t *>(buf)[i];
-    case BRAID_INT32: return static_cast<const int32_t *>(buf)[i];
-    case BRAID_UINT32: return static_cast<const uint32_t *>(buf)[i];
-    case BRAID_INT64: return static_cast<double>(static_cast<const int64_t *>(buf)[i]);
-    case BRAID_UINT64: return static_cast<double>(static_cast<const uint64_t *>(buf)[i]);
-    case BRAID_FLOAT16: return from_half(static_cast<const uint16_t *>(buf)[i]);
+    case BRAID_INT8:
+      return static_cast<const int8_t *>(buf)[i];
+    case BRAID_UINT8:
+      return static_cast<const uint8_t *>(buf)[i];
+    case BRAID_INT32:
+      return static_cast<const int32_t *>(buf)[i];
+    case BRAID_UINT32:
+      return static_cast<const uint32_t *>(buf)[i];
+    case BRAID_INT64:
+      return static_cast<double>(static_cast<const int64_t *>(buf)[i]);
+    case BRAID_UINT64:
+      return static_cast<double>(static_cast<const uint64_t *>(buf)[i]);
+    case BRAID_FLOAT16:
+      return from_half(static_cast<const uint16_t *>(buf)[i]);
     case BRAID_BFLOAT16: {
       uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t *>(buf)[i]) << 16;
       float f;
       std::memcpy(&f, &bits, 4);
       return f;
     }
-    case BRAID_FLOAT32: return static_cast<const float *>(buf)[i];
-    case BRAID_FLOAT64: return static_cast<const double *>(buf)[i];
+    case BRAID_FLOAT32:
+      return static_cast<const float *>(buf)[i];
+    case BRAID_FLOAT64:
+      return static_cast<const double *>(buf)[i];
   }
   return 0;
 }
 
 size_t elem_size(braid_dtype_t dt) {
   switch (dt) {
-    case BRAID_INT8: case BRAID_UINT8: return 1;
-    case BRAID_FLOAT16: case BRAID_BFLOAT16: return 2;
-    case BRAID_INT32: case BRAID_UINT32: case BRAID_FLOAT32: return 4;
-    default: return 8;
+    case BRAID_INT8:
+    case BRAID_UINT8:
+      return 1;
+    case BRAID_FLOAT16:
+    case BRAID_BFLOAT16:
+      return 2;
+    case BRAID_INT32:
+    case BRAID_UINT32:
+    case BRAID_FLOAT32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
 const char *dtype_str(braid_dtype_t dt) {
-  static const char *names[] = {"int8",  "uint8",   "int32",    "uint32",  "int64",
+  static const char *names[] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
                                 "uint64", "float16", "bfloat16", "float32", "float64"};
   return names[dt];
 }

@@ -29,8 +29,8 @@ size_t elem_size(braid_dtype_t dt);
 const char *dtype_str(braid_dtype_t dt);
 const char *op_str(braid_op_t op);
 
-constexpr braid_dtype_t kAllDtypes[] = {BRAID_INT8,  BRAID_UINT8,   BRAID_INT32,    BRAID_UINT32,
-                                        BRAID_INT64, BRAID_UINT64,  BRAID_FLOAT16,  BRAID_BFLOAT16,
+constexpr braid_dtype_t kAllDtypes[] = {BRAID_INT8,    BRAID_UINT8,  BRAID_INT32,   BRAID_UINT32,
+                                        BRAID_INT64,   BRAID_UINT64, BRAID_FLOAT16, BRAID_BFLOAT16,
                                         BRAID_FLOAT32, BRAID_FLOAT64};
 constexpr braid_op_t kAllOps[] = {BRAID_SUM, BRAID_PROD, BRAID_MIN, BRAID_MAX};
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -34,14 +35,14 @@ namespace {
 void on_endpoint_error(void *arg, ucp_ep_h, ucs_status_t status) {
   auto *ref = static_cast<PeerRef *>(arg);
   ref->ctx->peer_status[ref->peer] = status;
-  ref->ctx->logf(0, "ucx: connection to rank %d failed: %s", ref->peer,
-                 ucs_status_string(status));
+  ref->ctx->logf(0, "ucx: connection to rank %d failed: %s", ref->peer, ucs_status_string(status));
 }
 
 int init_ucp(Context *ctx) {
   ucp_config_t *config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
-  if (st != UCS_OK) return ctx->error(BRAID_ERR_TRANSPORT, "ucp_config_read: %s", ucs_status_string(st));
+  if (st != UCS_OK)
+    return ctx->error(BRAID_ERR_TRANSPORT, "ucp_config_read: %s", ucs_status_string(st));
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
@@ -98,6 +99,8 @@ int context_create(const braid_transport_init_args_t *args, Context **out) {
   ctx->err = args->err;
   ctx->err_len = args->err_len;
   ctx->log = args->log;
+  const char *peer_errors = std::getenv("BRAID_UCX_PEER_ERRORS");
+  ctx->peer_errors = peer_errors != nullptr && peer_errors[0] == '1';
   if (ctx->size >= (1 << kRankBits))
     return ctx->error(BRAID_ERR_UNSUPPORTED, "ucx: %d ranks exceed the %d the tag layout allows",
                       ctx->size, 1 << kRankBits);
@@ -122,8 +125,11 @@ int context_create(const braid_transport_init_args_t *args, Context **out) {
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                     UCP_EP_PARAM_FIELD_ERR_HANDLER;
     ep.address = reinterpret_cast<const ucp_address_t *>(addresses.data() + stride * peer);
-    // Peer error handling makes a dead peer fail its requests instead of hanging them.
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    // UCX 1.13 supports peer error handling only on transports with keepalive (TCP, verbs),
+    // so asking for it silently moves ranks of one node from shared memory to TCP loopback:
+    // 11 us instead of 0.9 us for an 8-byte allreduce (docs/design.md). A dead peer is caught
+    // by braid's own deadlines instead; BRAID_UCX_PEER_ERRORS=1 opts back in.
+    ep.err_mode = ctx->peer_errors ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
     ep.err_handler.cb = on_endpoint_error;
     ep.err_handler.arg = ref;
     ucs_status_t st = ucp_ep_create(ctx->worker, &ep, &ctx->eps[static_cast<size_t>(peer)]);

@@ -45,6 +45,7 @@ struct Context {
   std::vector<ucs_status_t> peer_status;  // set by the endpoint error handler
   std::vector<std::unique_ptr<PeerRef>> peer_refs;
   int event_fd = -1;
+  bool peer_errors = false;  // UCP_ERR_HANDLING_MODE_PEER (BRAID_UCX_PEER_ERRORS=1)
   std::string device;
   Counters counters;
 

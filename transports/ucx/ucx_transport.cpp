@@ -13,7 +13,9 @@
 namespace braid::ucx {
 namespace {
 
-Context *as_ctx(braid_transport_ctx_t c) { return static_cast<Context *>(c); }
+Context *as_ctx(braid_transport_ctx_t c) {
+  return static_cast<Context *>(c);
+}
 
 int probe(char *why, size_t why_len) {
   // UCX always has at least TCP and shared memory, so it is usable wherever it loads.

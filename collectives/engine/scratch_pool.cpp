@@ -1,0 +1,39 @@
+#include "engine/scratch_pool.hpp"
+
+#include <algorithm>
+
+namespace braid::coll {
+
+ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
+  // The smallest cached block that fits.
+  auto best = free_.end();
+  for (auto it = free_.begin(); it != free_.end(); ++it)
+    if (it->size >= bytes && (best == free_.end() || it->size < best->size)) best = it;
+  if (best != free_.end()) {
+    Lease lease(this, std::move(best->mem), best->size);
+    free_.erase(best);
+    return lease;
+  }
+  // Round up so slightly different sizes reuse the same block.
+  const size_t granule = 64 * 1024;
+  const size_t size = std::max<size_t>(granule, (bytes + granule - 1) / granule * granule);
+  return Lease(this, std::unique_ptr<char[]>(new char[size]), size);
+}
+
+void ScratchPool::give_back(std::unique_ptr<char[]> mem, size_t size) {
+  free_.push_back({std::move(mem), size});
+  if (free_.size() > kMaxCached) {
+    // Drop the smallest: large blocks are the expensive ones to fault in again.
+    auto smallest = std::min_element(
+        free_.begin(), free_.end(), [](const Block &a, const Block &b) { return a.size < b.size; });
+    free_.erase(smallest);
+  }
+}
+
+size_t ScratchPool::cached_bytes() const {
+  size_t total = 0;
+  for (const Block &b : free_) total += b.size;
+  return total;
+}
+
+}  // namespace braid::coll
