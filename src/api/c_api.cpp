@@ -88,6 +88,13 @@ braid_result_t braid_finalize(void) {
   return guarded([&] {
     if (!g_world) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_finalize without init");
     std::unique_ptr<braid_comm_s> world = std::move(g_world);
+    if (braid::detail::log_threshold() >= braid::detail::LogLevel::info) {
+      std::string counters;
+      for (const auto &c : world->world->transport->counters())
+        counters += braid::detail::cat(" ", c.name, "=", c.value);
+      braid::detail::log(braid::detail::LogLevel::info, world->world->transport->name(),
+                         " counters:", counters, "; collectives started: ", world->next_seq);
+    }
     // Every rank reaches finalize before any transport goes away, so no message still in flight
     // to a peer is cut off. A failed peer must not keep the others from finishing.
     try {

@@ -1,0 +1,83 @@
+// The C++ API over the same world: typed ranges, braid::Error with code and message, RAII
+// requests that wait in their destructor.
+#include <braid/braid.hpp>
+
+#include <array>
+#include <span>
+#include <vector>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+braid::Comm comm() {
+  return braid::Comm(world());
+}
+
+TEST(CppApi, AllreduceOverVectorsArraysAndSpans) {
+  std::vector<double> in(1000, rank() + 1.0), out(1000);
+  comm().allreduce(in, out, braid::Op::sum);
+  EXPECT_EQ(out[999], size() * (size() + 1) / 2.0);
+
+  std::array<int64_t, 3> a{rank(), -rank(), 7};
+  comm().allreduce(a, braid::Op::max);
+  EXPECT_EQ(a[0], size() - 1);
+  EXPECT_EQ(a[1], 0);
+  EXPECT_EQ(a[2], 7);
+
+  std::vector<uint32_t> big(5000, 2);
+  comm().allreduce(std::span<uint32_t>(big).subspan(10, 100), braid::Op::prod);
+  EXPECT_EQ(big[9], 2u);
+  EXPECT_EQ(big[10], 1u << size());
+  EXPECT_EQ(big[110], 2u);
+}
+
+TEST(CppApi, SixteenBitFloatElements) {
+  std::vector<braid::bfloat16> v(64, braid::bfloat16{0x3f80});  // 1.0
+  comm().allreduce(v);
+  float expected = static_cast<float>(size());
+  uint32_t bits;
+  std::memcpy(&bits, &expected, 4);
+  EXPECT_EQ(v[63].bits, bits >> 16);
+}
+
+TEST(CppApi, ErrorsCarryCodeAndMessage) {
+  std::vector<float> in(10), out(9);
+  try {
+    comm().allreduce(in, out);
+    FAIL() << "size mismatch not detected";
+  } catch (const braid::Error &e) {
+    EXPECT_EQ(e.code(), BRAID_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("10 elements but output has 9"), std::string::npos);
+  }
+  std::vector<int32_t> b(4);
+  try {
+    comm().broadcast(b, size() + 3);
+    FAIL() << "bad root not detected";
+  } catch (const braid::Error &e) {
+    EXPECT_EQ(e.code(), BRAID_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("root " + std::to_string(size() + 3)), std::string::npos);
+  }
+}
+
+TEST(CppApi, RequestsOverlapAndWaitInTheirDestructor) {
+  std::vector<float> a(100000, 1.0f), b(50, 3.0f);
+  std::vector<int> root_data(10, rank() == 0 ? 5 : 0);
+  {
+    braid::Request ra = comm().iallreduce(a);
+    braid::Request rb = comm().iallreduce(b, braid::Op::min);
+    braid::Request rc = comm().ibroadcast(root_data, 0);
+    rb.wait();
+    EXPECT_FALSE(rb.pending());
+    while (!rc.test()) {
+    }
+    // ra is completed by its destructor.
+  }
+  EXPECT_EQ(a[99999], static_cast<float>(size()));
+  EXPECT_EQ(b[0], 3.0f);
+  EXPECT_EQ(root_data[9], 5);
+}
+
+}  // namespace
+}  // namespace mp
