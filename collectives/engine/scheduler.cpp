@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "comm/transport.hpp"
 #include "error.hpp"
@@ -11,18 +12,23 @@ namespace braid::coll {
 namespace {
 
 constexpr unsigned kStepBits = 16;  // CollContext puts the message step in the low 16 bits
-constexpr int kSpinPasses = 256;
-constexpr int kYieldPasses = 4096;
+// Idle waiting: spin (lowest latency while the peer runs on another core), then yield (let a
+// peer sharing our core run), then sleep on the transport's event fd (stop burning a core in a
+// long wait). Time-based, so the phases do not depend on how cheap one progress pass is.
+constexpr auto kSpinFor = std::chrono::microseconds(50);
+constexpr auto kYieldFor = std::chrono::milliseconds(20);
 constexpr int kSleepMs = 1;
 
 }  // namespace
 
-Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double timeout_s)
+Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double timeout_s,
+                     bool oversubscribed)
     : transport_(transport),
       rank_(rank),
       size_(size),
       timeout_s_(timeout_s),
-      seq_bits_(std::min(24u, transport.props().tag_bits - kStepBits)) {}
+      seq_bits_(std::min(24u, transport.props().tag_bits - kStepBits)),
+      oversubscribed_(oversubscribed) {}
 
 std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn algorithm,
                                              CollArgs args, uint64_t seq) {
@@ -49,20 +55,30 @@ bool Scheduler::progress() {
 }
 
 void Scheduler::wait(Collective &c) {
-  int idle = 0;
+  using Clock = std::chrono::steady_clock;
+  const auto spin_for = oversubscribed_ ? Clock::duration::zero() : Clock::duration(kSpinFor);
+  auto idle_since = Clock::now();
+  unsigned passes = 0;
   while (!c.finished()) {
     bool progressed = progress();
     if (c.finished()) break;
     if (progressed) {
-      idle = 0;
-    } else if (++idle > kYieldPasses) {
-      try {
-        transport_.wait(kSleepMs);
-      } catch (const detail::Failure &f) {
-        for (auto &a : active_) a->abort(f.code(), f.message());
-      }
-    } else if (idle > kSpinPasses) {
+      idle_since = Clock::now();
+      passes = 0;
+      continue;
+    }
+    // Reading the clock costs about as much as a pass; look at it every 16 passes.
+    if (++passes % 16 != 0 && !oversubscribed_) continue;
+    const auto idle = Clock::now() - idle_since;
+    if (idle < spin_for) continue;
+    if (idle < kYieldFor) {
       sched_yield();
+      continue;
+    }
+    try {
+      transport_.wait(kSleepMs);
+    } catch (const detail::Failure &f) {
+      for (auto &a : active_) a->abort(f.code(), f.message());
     }
   }
 }

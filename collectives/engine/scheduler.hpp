@@ -14,7 +14,10 @@ namespace braid::coll {
 
 class Scheduler {
  public:
-  Scheduler(detail::Transport &transport, int rank, int size, double timeout_s);
+  // `oversubscribed`: more ranks on this host than cores this process may run on. Then an idle
+  // rank yields at once instead of spinning, because the peer it waits for needs the core.
+  Scheduler(detail::Transport &transport, int rank, int size, double timeout_s,
+            bool oversubscribed);
 
   // Starts a collective: its first step runs now. `seq` is the communicator's sequence number
   // of this call, which all ranks agree on because they call collectives in the same order.
@@ -34,6 +37,7 @@ class Scheduler {
   int size_;
   double timeout_s_;
   unsigned seq_bits_;
+  bool oversubscribed_;
   ScratchPool scratch_;  // declared before active_: outlives the collectives using it
   std::vector<std::shared_ptr<Collective>> active_;
 };

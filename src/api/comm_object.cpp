@@ -1,5 +1,7 @@
 #include "api/comm_object.hpp"
 
+#include <sched.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +39,15 @@ std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args
   return comm.scheduler->start(label, choice.algorithm->fn, args, seq);
 }
 
+// Cores this process may run on (its affinity mask), not the machine's total: a job bound to
+// fewer cores is oversubscribed sooner.
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return CPU_COUNT(&set);
+}
+
 }  // namespace
 
 std::unique_ptr<braid_comm_s> create_comm(const EnvConfig &config) {
@@ -48,8 +59,9 @@ std::unique_ptr<braid_comm_s> create_comm(const EnvConfig &config) {
   comm->world = create_world(config);
   comm->rank = config.rank;
   comm->size = config.size;
-  comm->scheduler = std::make_unique<coll::Scheduler>(*comm->world->transport, comm->rank,
-                                                      comm->size, config.timeout_s);
+  comm->scheduler =
+      std::make_unique<coll::Scheduler>(*comm->world->transport, comm->rank, comm->size,
+                                        config.timeout_s, config.local_size > usable_cores());
   return comm;
 }
 
