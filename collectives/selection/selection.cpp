@@ -57,6 +57,9 @@ SelectionTable SelectionTable::defaults() {
 
 void SelectionTable::set_override(CollKind kind, std::string_view name) {
   if (name.empty()) return;
+  if (kind != CollKind::allreduce && kind != CollKind::broadcast)
+    detail::fail(BRAID_ERR_INVALID_ARGUMENT,
+                 "only allreduce and broadcast algorithms can be forced");
   const Algorithm *a = find_algorithm(kind, name);
   if (a == nullptr) {
     std::string valid;
@@ -82,7 +85,9 @@ Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count, int ran
     return {find_algorithm(kind, "recursive_doubling"), 0, -1, "fewer elements than ranks"};
   for (size_t i = 0; i < rules_.size(); ++i) {
     const Rule &r = rules_[i];
-    if (r.kind != kind || bytes < r.min_bytes || bytes >= r.max_bytes || ranks < r.min_ranks ||
+    // max_bytes == SIZE_MAX means "and up", including SIZE_MAX itself.
+    const bool below_max = r.max_bytes == kAny || bytes < r.max_bytes;
+    if (r.kind != kind || bytes < r.min_bytes || !below_max || ranks < r.min_ranks ||
         ranks > r.max_ranks)
       continue;
     return {find_algorithm(kind, r.algorithm), r.segment_bytes, static_cast<int>(i), ""};

@@ -27,10 +27,11 @@ long long parse_integer(std::string_view text, const char *what, long long min, 
 }
 
 double parse_seconds(std::string_view text, const char *what) {
-  std::string copy(text);
-  char *end = nullptr;
-  double value = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) || value <= 0)
+  // from_chars, unlike strtod, takes no leading blanks, signs or hex: "1.5", "30", "2e1".
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value) || value <= 0)
     fail(BRAID_ERR_INVALID_ARGUMENT, what, "='", text, "' is not a positive number of seconds");
   return value;
 }
@@ -52,7 +53,13 @@ void parse_host_port(std::string_view text, const char *what, std::string *host,
     port_part = text.substr(colon + 1);
   }
   if (host_part.empty()) fail(BRAID_ERR_INVALID_ARGUMENT, what, "='", text, "' has no host");
-  *port = static_cast<uint16_t>(parse_integer(port_part, what, 1, 65535));
+  long long value = 0;
+  try {
+    value = parse_integer(port_part, "port", 1, 65535);
+  } catch (const Failure &f) {
+    fail(BRAID_ERR_INVALID_ARGUMENT, what, "='", text, "': ", f.message());
+  }
+  *port = static_cast<uint16_t>(value);
   *host = std::string(host_part);
 }
 
@@ -68,24 +75,34 @@ EnvConfig parse_env_config(const EnvLookup &env) {
 
   // A partial environment is a launch mistake; running as a 1-rank world would silently give
   // wrong answers, so it is an error that says which variable is missing.
-  if (!rank || !size)
-    fail(BRAID_ERR_BOOTSTRAP, "incomplete job environment: ", !rank ? "BRAID_RANK" : "BRAID_SIZE",
-         " is unset while ", rank ? "BRAID_RANK" : "BRAID_SIZE", boot ? " and BRAID_BOOTSTRAP" : "",
-         " are set");
+  if (!rank || !size) {
+    std::string missing = !rank && !size ? "BRAID_RANK and BRAID_SIZE are"
+                          : !rank        ? "BRAID_RANK is"
+                                         : "BRAID_SIZE is";
+    std::string present = rank ? "BRAID_RANK" : size ? "BRAID_SIZE" : "";
+    if (boot) present += present.empty() ? "BRAID_BOOTSTRAP" : " and BRAID_BOOTSTRAP";
+    fail(BRAID_ERR_BOOTSTRAP, "incomplete job environment: ", missing, " unset while ", present,
+         present.find(" and ") != std::string::npos ? " are" : " is", " set");
+  }
   cfg.size = static_cast<int>(parse_integer(*size, "BRAID_SIZE", 1, 1 << 20));
   cfg.rank = static_cast<int>(parse_integer(*rank, "BRAID_RANK", 0, cfg.size - 1));
   cfg.launched = true;
-  if (cfg.size > 1) {
-    if (!boot) fail(BRAID_ERR_BOOTSTRAP, "BRAID_SIZE=", cfg.size, " but BRAID_BOOTSTRAP is unset");
-    parse_host_port(*boot, "BRAID_BOOTSTRAP", &cfg.bootstrap_host, &cfg.bootstrap_port);
-  }
+  if (cfg.size > 1 && !boot)
+    fail(BRAID_ERR_BOOTSTRAP, "BRAID_SIZE=", cfg.size, " but BRAID_BOOTSTRAP is unset");
+  // Checked even for one rank: a malformed value is a launch mistake worth reporting.
+  if (boot) parse_host_port(*boot, "BRAID_BOOTSTRAP", &cfg.bootstrap_host, &cfg.bootstrap_port);
+  auto local_size = env("BRAID_LOCAL_SIZE");
+  auto local_rank = env("BRAID_LOCAL_RANK");
   cfg.local_size = cfg.size;
   cfg.local_rank = cfg.rank;
-  if (auto ls = env("BRAID_LOCAL_SIZE"))
-    cfg.local_size = static_cast<int>(parse_integer(*ls, "BRAID_LOCAL_SIZE", 1, cfg.size));
-  if (auto lr = env("BRAID_LOCAL_RANK"))
+  if (local_size)
+    cfg.local_size = static_cast<int>(parse_integer(*local_size, "BRAID_LOCAL_SIZE", 1, cfg.size));
+  if (local_rank)
     cfg.local_rank =
-        static_cast<int>(parse_integer(*lr, "BRAID_LOCAL_RANK", 0, cfg.local_size - 1));
+        static_cast<int>(parse_integer(*local_rank, "BRAID_LOCAL_RANK", 0, cfg.local_size - 1));
+  else if (local_size)  // the global rank is no stand-in: it may exceed the local size
+    fail(BRAID_ERR_BOOTSTRAP,
+         "incomplete job environment: BRAID_LOCAL_SIZE is set without BRAID_LOCAL_RANK");
   return cfg;
 }
 

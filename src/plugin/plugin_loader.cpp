@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,25 +26,44 @@ std::string parent_dir(const std::string &path) {
   return path.substr(0, slash);
 }
 
+// Whether `addr` lies in the main program (the first object dl_iterate_phdr reports) rather
+// than in a shared library. dladdr cannot tell: for the main program it reports argv[0], which
+// need not be a path at all when the program was found through PATH.
+bool in_main_program(const void *addr) {
+  struct Query {
+    uintptr_t addr;
+    bool found;
+  } q{reinterpret_cast<uintptr_t>(addr), false};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) -> int {
+        auto *query = static_cast<Query *>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+          if (query->addr >= start && query->addr < start + ph.p_memsz) query->found = true;
+        }
+        return 1;  // the first object is the main program; stop there
+      },
+      &q);
+  return q.found;
+}
+
 // The directory of the module this code lives in: libbraid.so's, or, when braid is linked
 // statically into a tool (braid-info), the tool's <prefix>/bin, whose plugins live in
 // <prefix>/lib like a relocatable install's ($ORIGIN/../lib).
 std::vector<std::string> directories_of_this_module() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void *>(&plugin_search_dirs), &info) == 0 || !info.dli_fname)
-    return {};
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  const void *self = reinterpret_cast<const void *>(&plugin_search_dirs);
   char resolved[4096];
-  std::string module = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
-  if (n > 0) {
-    exe[n] = '\0';
-    if (module == exe) {
-      std::string prefix = parent_dir(parent_dir(exe));
-      if (prefix.empty()) return {};
-      return {prefix + "/lib", prefix + "/" + BRAID_INSTALL_LIBDIR_NAME};
-    }
+  if (in_main_program(self)) {
+    if (realpath("/proc/self/exe", resolved) == nullptr) return {};
+    std::string prefix = parent_dir(parent_dir(resolved));
+    if (prefix.empty()) return {};
+    return {prefix + "/lib", prefix + "/" + BRAID_INSTALL_LIBDIR_NAME};
   }
+  Dl_info info{};
+  if (dladdr(self, &info) == 0 || info.dli_fname == nullptr) return {};
+  std::string module = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
   std::string dir = parent_dir(module);
   if (dir.empty()) return {};
   return {dir};
@@ -131,6 +151,7 @@ bool open_plugin(const std::string &name, Plugin *out, std::string *why) {
       continue;
     }
     *out = Plugin{name, path, handle, ops};
+    why->clear();  // earlier directories' refusals do not matter once one loaded
     return true;
   }
   if (why->empty()) {
@@ -179,6 +200,7 @@ Plugin select_transport(const std::string &requested, std::vector<PluginProblem>
     char reason[256] = {0};
     if (plugin.ops->probe != nullptr && plugin.ops->probe(reason, sizeof reason) == 0) {
       problems->push_back({name, cat(plugin.path, ": ", reason)});
+      dlclose(plugin.handle);
       continue;
     }
     return plugin;
