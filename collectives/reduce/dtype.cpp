@@ -81,6 +81,8 @@ size_t dtype_size(braid_dtype_t dt) {
     case BRAID_UINT64:
     case BRAID_FLOAT64:
       return 8;
+    default:  // the range enumerators and invalid values
+      break;
   }
   return 0;
 }

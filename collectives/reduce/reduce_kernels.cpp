@@ -100,6 +100,8 @@ __attribute__((target_clones("avx2", "default"))) void reduce_dtype(void *dst, c
       return Loops<E, Min>::run(dst, left, right, n);
     case BRAID_MAX:
       return Loops<E, Max>::run(dst, left, right, n);
+    default:  // the range enumerators and invalid values
+      break;
   }
 }
 
@@ -133,6 +135,8 @@ void reduce(void *dst, const void *left, const void *right, size_t count, braid_
       return reduce_dtype<Native<float>>(dst, left, right, count, op);
     case BRAID_FLOAT64:
       return reduce_dtype<Native<double>>(dst, left, right, count, op);
+    default:  // the range enumerators and invalid values
+      break;
   }
 }
 

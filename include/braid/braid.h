@@ -53,10 +53,21 @@ typedef enum braid_dtype {
   BRAID_FLOAT16,  /* IEEE binary16; reduced in float, rounded to nearest even */
   BRAID_BFLOAT16, /* bfloat16; reduced in float, rounded to nearest even */
   BRAID_FLOAT32,
-  BRAID_FLOAT64
+  BRAID_FLOAT64,
+  /* Not dtypes: they make the enum span every int, so a bad value passed by a caller is a value
+   * braid can reject with BRAID_ERR_INVALID_ARGUMENT rather than undefined behaviour in C++. */
+  BRAID_DTYPE_RANGE_MIN_ = -2147483647 - 1,
+  BRAID_DTYPE_RANGE_MAX_ = 2147483647
 } braid_dtype_t;
 
-typedef enum braid_op { BRAID_SUM, BRAID_PROD, BRAID_MIN, BRAID_MAX } braid_op_t;
+typedef enum braid_op {
+  BRAID_SUM,
+  BRAID_PROD,
+  BRAID_MIN,
+  BRAID_MAX,
+  BRAID_OP_RANGE_MIN_ = -2147483647 - 1, /* not ops: see BRAID_DTYPE_RANGE_MIN_ */
+  BRAID_OP_RANGE_MAX_ = 2147483647
+} braid_op_t;
 
 /* Joins the job described by the environment (BRAID_RANK, BRAID_SIZE, BRAID_BOOTSTRAP, ...);
  * without it the process is a 1-rank world. argc/argv may be NULL. Call once per process. */

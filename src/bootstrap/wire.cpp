@@ -180,10 +180,13 @@ std::optional<std::vector<std::string>> decode_hosts(std::span<const uint8_t> by
 }
 
 std::vector<uint8_t> encode_error(braid_result_t code, std::string_view message) {
-  std::vector<uint8_t> out;
-  put_u32(out, static_cast<uint32_t>(code));
   message = message.substr(0, kMaxErrorTextBytes);
-  out.insert(out.end(), message.begin(), message.end());
+  // Sized once and filled in place: growing the vector here trips GCC 12's false
+  // -Wstringop-overflow at -O3.
+  std::vector<uint8_t> out(4 + message.size());
+  const auto c = static_cast<uint32_t>(code);
+  for (size_t i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(c >> (8 * i));
+  if (!message.empty()) std::memcpy(out.data() + 4, message.data(), message.size());
   return out;
 }
 

@@ -26,7 +26,9 @@ std::vector<std::string> sorted_lines(const std::string &text) {
 
 // Lines of one rank in the order they appeared.
 std::vector<std::string> lines_of_rank(const std::string &text, int rank) {
-  const std::string prefix = "[" + std::to_string(rank) + "] ";
+  std::string prefix = "[";  // appended, not +: GCC 12 -O3 warns falsely (PR 105329)
+  prefix += std::to_string(rank);
+  prefix += "] ";
   std::vector<std::string> lines;
   for (const std::string &line : split_lines(text)) {
     if (line.starts_with(prefix)) lines.push_back(line.substr(prefix.size()));

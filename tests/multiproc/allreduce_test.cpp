@@ -21,6 +21,8 @@ int64_t combine(braid_op_t op, int64_t a, int64_t b) {
       return std::min(a, b);
     case BRAID_MAX:
       return std::max(a, b);
+    default:  // the range enumerators and invalid values
+      break;
   }
   return 0;
 }

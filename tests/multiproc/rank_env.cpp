@@ -111,6 +111,8 @@ void store(braid_dtype_t dt, void *buf, size_t i, int64_t v) {
     case BRAID_FLOAT64:
       static_cast<double *>(buf)[i] = static_cast<double>(v);
       break;
+    default:  // the range enumerators and invalid values
+      break;
   }
 }
 
@@ -140,6 +142,8 @@ double load(braid_dtype_t dt, const void *buf, size_t i) {
       return static_cast<const float *>(buf)[i];
     case BRAID_FLOAT64:
       return static_cast<const double *>(buf)[i];
+    default:  // the range enumerators and invalid values
+      break;
   }
   return 0;
 }

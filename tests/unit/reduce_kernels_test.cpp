@@ -39,6 +39,8 @@ T int_reference(T a, T b, braid_op_t op) {
       return std::min(a, b);
     case BRAID_MAX:
       return std::max(a, b);
+    default:  // the range enumerators and invalid values
+      break;
   }
   return T{};
 }
@@ -60,6 +62,8 @@ F float_reference(F a, F b, braid_op_t op) {
       }
       if (op == BRAID_MIN) return a < b ? a : b;
       return a > b ? a : b;
+    default:  // the range enumerators and invalid values
+      break;
   }
   return F{};
 }

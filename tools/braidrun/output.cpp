@@ -16,8 +16,19 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
+namespace {
+// Built by appending: `"[" + std::to_string(rank) + "] "` trips GCC 12's false -Wrestrict
+// warning at -O3 (GCC PR 105329).
+std::string rank_prefix(int rank) {
+  std::string prefix = "[";
+  prefix += std::to_string(rank);
+  prefix += "] ";
+  return prefix;
+}
+}  // namespace
+
 LineForwarder::LineForwarder(int rank, int destination_fd)
-    : prefix_("[" + std::to_string(rank) + "] "), destination_(destination_fd) {}
+    : prefix_(rank_prefix(rank)), destination_(destination_fd) {}
 
 void LineForwarder::append_line(std::string &batch, std::string_view line) const {
   batch += prefix_;

@@ -1,0 +1,90 @@
+#include "braid_backend.hpp"
+
+#include <stdexcept>
+
+#include "algorithm_name.hpp"
+#include "build_info.hpp"
+#include "text.hpp"
+
+namespace braid_bench {
+namespace {
+
+void check(braid_result_t r, const char *what) {
+  if (r != BRAID_SUCCESS)
+    throw std::runtime_error(cat(what, " failed: ", braid_strerror(r), ": ", braid_last_error()));
+}
+
+}  // namespace
+
+braid_dtype_t to_braid(Dtype d) {
+  switch (d) {
+    case Dtype::int8:
+      return BRAID_INT8;
+    case Dtype::uint8:
+      return BRAID_UINT8;
+    case Dtype::int32:
+      return BRAID_INT32;
+    case Dtype::uint32:
+      return BRAID_UINT32;
+    case Dtype::int64:
+      return BRAID_INT64;
+    case Dtype::uint64:
+      return BRAID_UINT64;
+    case Dtype::float16:
+      return BRAID_FLOAT16;
+    case Dtype::bfloat16:
+      return BRAID_BFLOAT16;
+    case Dtype::float32:
+      return BRAID_FLOAT32;
+    case Dtype::float64:
+      return BRAID_FLOAT64;
+  }
+  return BRAID_UINT8;
+}
+
+braid_op_t to_braid(Op op) {
+  switch (op) {
+    case Op::sum:
+      return BRAID_SUM;
+    case Op::prod:
+      return BRAID_PROD;
+    case Op::min:
+      return BRAID_MIN;
+    case Op::max:
+      return BRAID_MAX;
+  }
+  return BRAID_SUM;
+}
+
+BraidBackend::BraidBackend(braid_comm_t world)
+    : world_(world), rank_(braid_comm_rank(world)), size_(braid_comm_size(world)) {}
+
+std::string BraidBackend::transport() const {
+  const char *t = braid_comm_transport(world_);
+  return t ? t : "?";
+}
+
+std::string BraidBackend::algorithm(Collective c, size_t bytes, size_t count) const {
+  return braid_algorithm(c, bytes, count, size_);
+}
+
+BuildInfo BraidBackend::build_info() const {
+  BuildInfo b = this_build();
+  b.library = cat("braid ", b.braid_version);
+  return b;
+}
+
+void BraidBackend::allreduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op) {
+  check(braid_allreduce(sendbuf, recvbuf, count, to_braid(d), to_braid(op), world_),
+        "braid_allreduce");
+}
+
+void BraidBackend::broadcast(void *buf, size_t count, Dtype d, int root) {
+  check(braid_broadcast(buf, count, to_braid(d), root, world_), "braid_broadcast");
+}
+
+void BraidBackend::barrier() {
+  check(braid_barrier(world_), "braid_barrier");
+}
+
+}  // namespace braid_bench

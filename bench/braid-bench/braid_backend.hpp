@@ -1,0 +1,32 @@
+// braid-bench's Backend: the braid C API on the world communicator.
+#pragma once
+
+#include <braid/braid.h>
+
+#include "backend.hpp"
+
+namespace braid_bench {
+
+class BraidBackend final : public Backend {
+ public:
+  explicit BraidBackend(braid_comm_t world);
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string transport() const override;
+  std::string algorithm(Collective c, size_t bytes, size_t count) const override;
+  BuildInfo build_info() const override;
+
+  void allreduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op) override;
+  void broadcast(void *buf, size_t count, Dtype d, int root) override;
+  void barrier() override;
+
+ private:
+  braid_comm_t world_;
+  int rank_;
+  int size_;
+};
+
+braid_dtype_t to_braid(Dtype d);
+braid_op_t to_braid(Op op);
+
+}  // namespace braid_bench

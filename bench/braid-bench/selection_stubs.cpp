@@ -1,0 +1,55 @@
+// Link-time stand-ins for the symbols collectives/selection/selection.cpp refers to, so that
+// braid-bench can evaluate braid's selection table without a second copy of the runtime.
+//
+// selection.cpp's algorithm list holds pointers to the algorithm coroutines; braid-bench only
+// reads the names, never calls them (libbraid runs the real ones). kind_name() is braid's
+// collective name, used by selection.cpp in messages.
+#include <cstdio>
+#include <cstdlib>
+
+#include "allreduce/algorithms.hpp"
+#include "barrier/barrier.hpp"
+#include "broadcast/algorithms.hpp"
+
+namespace braid::coll {
+namespace {
+
+[[noreturn]] void never_called(const char *what) {
+  std::fprintf(stderr, "braid-bench: internal error: %s called outside libbraid\n", what);
+  std::abort();
+}
+
+}  // namespace
+
+Task allreduce_recursive_doubling(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task allreduce_rabenseifner(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task allreduce_ring(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task broadcast_binomial(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task broadcast_scatter_allgather(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task barrier_dissemination(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+
+const char *kind_name(CollKind kind) {
+  switch (kind) {
+    case CollKind::allreduce:
+      return "allreduce";
+    case CollKind::broadcast:
+      return "broadcast";
+    case CollKind::barrier:
+      return "barrier";
+  }
+  return "collective";
+}
+
+}  // namespace braid::coll

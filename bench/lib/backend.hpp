@@ -1,0 +1,30 @@
+// What a benchmark program measures: braid (braid-bench) or MPI (braid-bench-mpi). The sweep,
+// timing, checking and output are shared; a Backend only makes the calls. Every method
+// throws std::runtime_error with the library's message when a call fails.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "report.hpp"
+#include "types.hpp"
+
+namespace braid_bench {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string transport() const = 0;
+  // The "algorithm" column for one size.
+  virtual std::string algorithm(Collective c, size_t bytes, size_t count) const = 0;
+  virtual BuildInfo build_info() const = 0;
+
+  // sendbuf == recvbuf means in place.
+  virtual void allreduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op) = 0;
+  virtual void broadcast(void *buf, size_t count, Dtype d, int root) = 0;
+  virtual void barrier() = 0;
+};
+
+}  // namespace braid_bench

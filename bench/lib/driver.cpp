@@ -1,0 +1,202 @@
+#include "driver.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "bandwidth.hpp"
+#include "check.hpp"
+#include "sizes.hpp"
+#include "text.hpp"
+#include "timing.hpp"
+
+namespace braid_bench {
+namespace {
+
+struct FreeDeleter {
+  void operator()(void *p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<void, FreeDeleter>;
+
+// Page-aligned, like the buffers applications register with NICs.
+Buffer allocate(size_t bytes) {
+  constexpr size_t kPage = 4096;
+  const size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  void *p = std::aligned_alloc(kPage, rounded > 0 ? rounded : kPage);
+  if (p == nullptr) throw std::runtime_error(cat("cannot allocate ", bytes, " bytes"));
+  std::memset(p, 0, rounded > 0 ? rounded : kPage);  // touch every page before timing
+  return Buffer(p);
+}
+
+struct OutputFile {
+  std::string option;
+  std::string path;
+  std::FILE *file = nullptr;
+  ~OutputFile() {
+    if (file) std::fclose(file);
+  }
+};
+
+// Collective: true on every rank when `failed` is true on any.
+bool any_rank(Backend &backend, bool failed) {
+  double flag = failed ? 1.0 : 0.0;
+  backend.allreduce(&flag, &flag, 1, Dtype::float64, Op::max);
+  return flag != 0.0;
+}
+
+RunInfo describe_run(const Options &o, Backend &backend, const std::string &program) {
+  RunInfo info;
+  info.program = program;
+  info.collective = o.collective;
+  info.transport = backend.transport();
+  info.ranks = backend.size();
+  info.dtype = o.collective == Collective::barrier ? "-" : name(o.dtype);
+  info.op = o.collective == Collective::allreduce ? name(o.op) : "-";
+  info.mode = o.mode;
+  info.check = o.check;
+  info.machine = this_machine();
+  info.build = backend.build_info();
+  return info;
+}
+
+}  // namespace
+
+bool is_first_rank(const char *rank_variable) {
+  const char *v = std::getenv(rank_variable);
+  return v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0;
+}
+
+int run_benchmark(const Options &o, Backend &backend, const DriverSettings &settings) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool lead = backend.rank() == 0;
+  const int ranks = backend.size();
+  const char *program = settings.program.c_str();
+
+  if (o.collective == Collective::broadcast && o.root >= ranks) {
+    // Every rank says it: the first to exit gets the others stopped by braidrun.
+    std::fprintf(settings.err, "%s: --root '%d': out of range for %d rank%s (0 .. %d)\n", program,
+                 o.root, ranks, ranks == 1 ? "" : "s", ranks - 1);
+    return 2;
+  }
+
+  std::vector<OutputFile> files;
+  if (!o.json_path.empty()) files.push_back({"--json", o.json_path});
+  if (!o.csv_path.empty()) files.push_back({"--csv", o.csv_path});
+  bool open_failed = false;
+  if (lead) {
+    for (OutputFile &f : files) {
+      f.file = std::fopen(f.path.c_str(), "w");
+      if (f.file == nullptr) {
+        std::fprintf(settings.err, "%s: %s '%s': cannot open for writing: %s\n", program,
+                     f.option.c_str(), f.path.c_str(), std::strerror(errno));
+        open_failed = true;
+      }
+    }
+  }
+  if (any_rank(backend, open_failed)) return 2;
+
+  const RunInfo info = describe_run(o, backend, settings.program);
+  const size_t es = dtype_size(o.dtype);
+  const std::vector<size_t> sizes = o.collective == Collective::barrier
+                                        ? std::vector<size_t>{0}
+                                        : size_list(o.min_bytes, o.max_bytes, es);
+  if (sizes.empty()) throw std::logic_error("empty size list");  // parse_options prevents it
+  const size_t max_bytes = sizes.back();
+  Buffer send = allocate(max_bytes);
+  Buffer recv = allocate(o.collective == Collective::allreduce ? max_bytes : 0);
+  Buffer expected = allocate(o.check ? max_bytes : 0);
+
+  if (lead) {
+    std::fputs(table_header(info).c_str(), settings.out);
+    std::fflush(settings.out);
+  }
+  std::vector<Row> rows;
+  uint64_t total_errors = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const size_t bytes = sizes[k];
+    const size_t count = bytes / es;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (lead && elapsed >= settings.progress_after_s) {
+      std::fprintf(settings.err, "%s: %zu bytes (%zu/%zu)\n", program, bytes, k + 1, sizes.size());
+      std::fflush(settings.err);
+    }
+
+    // The same inputs whether or not --check: the reduction sees identical values either way.
+    auto prepare = [&] {
+      if (o.collective == Collective::allreduce) {
+        fill_input(o.collective, o.op, o.dtype, backend.rank(), ranks, o.root, send.get(), count);
+        poison(recv.get(), bytes);
+      } else if (o.collective == Collective::broadcast) {
+        fill_input(o.collective, o.op, o.dtype, backend.rank(), ranks, o.root, send.get(), count);
+      }
+    };
+    auto call = [&] {
+      switch (o.collective) {
+        case Collective::allreduce:
+          return backend.allreduce(send.get(), recv.get(), count, o.dtype, o.op);
+        case Collective::broadcast:
+          return backend.broadcast(send.get(), count, o.dtype, o.root);
+        case Collective::barrier:
+          return backend.barrier();
+      }
+    };
+    prepare();
+    const Iterations it = iterations_for(bytes, o.iters, o.warmup);
+    const double seconds = time_per_call(backend, o.mode, it.iters, it.warmup, call);
+    const Latency lat = across_ranks(backend, seconds);
+
+    Row row;
+    row.bytes = bytes;
+    row.count = count;
+    row.algorithm = backend.algorithm(o.collective, bytes, count);
+    row.avg_us = lat.avg_us;
+    row.min_us = lat.min_us;
+    row.max_us = lat.max_us;
+    row.algbw_gbps = algbw_gbps(bytes, lat.avg_us * 1e-6);
+    row.busbw_gbps = busbw_gbps(o.collective, ranks, bytes, lat.avg_us * 1e-6);
+    row.iters = it.iters;
+    row.warmup = it.warmup;
+
+    if (o.check && o.collective != Collective::barrier) {
+      // One more call, untimed, into poisoned output: an element it does not write is wrong.
+      fill_expected(o.collective, o.op, o.dtype, ranks, o.root, expected.get(), count);
+      prepare();
+      call();
+      const void *result = o.collective == Collective::allreduce ? recv.get() : send.get();
+      uint64_t wrong = count_wrong(expected.get(), result, o.dtype, count);
+      backend.allreduce(&wrong, &wrong, 1, Dtype::uint64, Op::sum);
+      row.errors = wrong;
+      total_errors += wrong;
+    }
+    if (lead) {
+      std::fputs(format_table_row(info, row).c_str(), settings.out);
+      std::fflush(settings.out);
+    }
+    rows.push_back(std::move(row));
+  }
+
+  int status = total_errors > 0 ? 1 : 0;
+  if (lead && total_errors > 0)
+    std::fprintf(settings.err, "%s: --check: %llu wrong element%s\n", program,
+                 static_cast<unsigned long long>(total_errors), total_errors == 1 ? "" : "s");
+  for (OutputFile &f : files) {
+    if (!lead) continue;
+    const std::string text = f.option == "--json" ? format_json(info, rows) : format_csv(rows);
+    const bool wrote = std::fputs(text.c_str(), f.file) >= 0;
+    const bool closed = std::fclose(f.file) == 0;
+    f.file = nullptr;
+    if (!wrote || !closed) {
+      std::fprintf(settings.err, "%s: %s '%s': write failed: %s\n", program, f.option.c_str(),
+                   f.path.c_str(), std::strerror(errno));
+      status = 1;
+    }
+  }
+  return status;
+}
+
+}  // namespace braid_bench

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds braid with -Werror and runs every test through CTest. On a fresh Debian 12 machine, as
+# root, from the repository root:
+#   bash scripts/test.sh
+# Installs the Debian packages it needs (only those missing), configures ${BRAID_BUILD_DIR:-build}
+# (Ninja, ${BRAID_BUILD_TYPE:-RelWithDebInfo}, BRAID_WERROR=ON), builds everything and runs
+# `ctest -j2`. Exits non-zero on any build error or failed test. Safe to run again. Extra
+# arguments are passed to ctest (e.g. -L unit).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build_dir=${BRAID_BUILD_DIR:-build}
+# python3 is used by helper scripts; Open MPI is for the MPI baseline of the benchmarks.
+packages=(build-essential cmake ninja-build pkg-config libucx-dev ucx-utils
+          libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev
+          python3 openmpi-bin libopenmpi-dev)
+
+banner() { printf '\n==== %s\n' "$*"; }
+
+# Installs the packages that are not installed yet; apt-get update only if one is missing.
+ensure_packages() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    if [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) != "install ok installed" ]]; then
+      missing+=("$pkg")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "all required Debian packages are installed"
+    return 0
+  fi
+  echo "installing: ${missing[*]}"
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "error: run as root (or install sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# Configures the build directory with Ninja; an existing one keeps its generator and cache.
+configure() {
+  local generator=()
+  [[ -f $build_dir/CMakeCache.txt ]] || generator=(-G Ninja)
+  cmake -S . -B "$build_dir" "${generator[@]}" "$@"
+}
+
+start=$SECONDS
+banner "braid tests: packages"
+ensure_packages "${packages[@]}"
+
+# The build type is set explicitly so the result does not depend on what configured the build
+# directory before (the quick start demo configures it as Release).
+build_type=${BRAID_BUILD_TYPE:-RelWithDebInfo}
+banner "braid tests: configure $build_dir ($build_type, BRAID_WERROR=ON)"
+configure -DCMAKE_BUILD_TYPE="$build_type" -DBRAID_WERROR=ON -DBRAID_BUILD_TESTS=ON
+
+banner "braid tests: build"
+cmake --build "$build_dir" --parallel "$(nproc)"
+echo "built in $((SECONDS - start)) s"
+
+banner "braid tests: ctest -j2"
+# The multi-process tests declare PROCESSORS (their rank count) so -j2 never oversubscribes.
+rc=0
+ctest --test-dir "$build_dir" --output-on-failure -j2 "$@" || rc=$?
+if [[ $rc -ne 0 ]]; then
+  banner "braid tests: FAILED (ctest exit $rc) after $((SECONDS - start)) s"
+  exit "$rc"
+fi
+banner "braid tests: all passed in $((SECONDS - start)) s"
