@@ -10,10 +10,13 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir=${BRAID_BUILD_DIR:-build}
-# python3 is used by helper scripts; Open MPI is for the MPI baseline of the benchmarks.
+# python3 is used by helper scripts; Open MPI is for the MPI baseline of the benchmarks and,
+# with libpmix-dev (PMIx support in libbraid) and slurm-wlm, for the launch tests (tests/launch).
+# MPICH is the second MPI baseline and gnuplot-nox draws the plots of bench/compare.
 packages=(build-essential cmake ninja-build pkg-config libucx-dev ucx-utils
           libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev
-          python3 openmpi-bin libopenmpi-dev)
+          python3 openmpi-bin libopenmpi-dev libpmix-dev slurm-wlm
+          mpich libmpich-dev gnuplot-nox)
 
 banner() { printf '\n==== %s\n' "$*"; }
 

@@ -1,6 +1,8 @@
 // braid-bench-mpi: braid-bench's sweep, timing and output over MPI_Allreduce / MPI_Bcast /
 // MPI_Barrier, the baseline to compare braid with.
 //   mpirun -np N braid-bench-mpi allreduce|broadcast|barrier [options]   (--help for all)
+// The same source is built once per MPI library (bench/mpi/CMakeLists.txt); each build names
+// itself with BRAID_BENCH_MPI_PROGRAM (braid-bench-mpich for the MPICH one).
 #include <mpi.h>
 
 #include <cstdio>
@@ -11,9 +13,13 @@
 #include "mpi_backend.hpp"
 #include "options.hpp"
 
+#ifndef BRAID_BENCH_MPI_PROGRAM
+#define BRAID_BENCH_MPI_PROGRAM "braid-bench-mpi"
+#endif
+
 namespace {
 
-constexpr const char *kProgram = "braid-bench-mpi";
+constexpr const char *kProgram = BRAID_BENCH_MPI_PROGRAM;
 
 // Rank 0 before MPI_Init, from the variables the common launchers set.
 bool first_rank() {

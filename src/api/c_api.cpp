@@ -77,8 +77,7 @@ braid_result_t braid_init(int *argc, char ***argv, braid_comm_t *world) {
   return guarded([&] {
     if (world == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "world is NULL");
     if (g_world) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_init called twice");
-    auto config = braid::detail::parse_env_config(braid::detail::process_env());
-    g_world = braid::detail::create_comm(config);
+    g_world = braid::detail::create_comm(braid::detail::process_env());
     *world = g_world.get();
   });
 }

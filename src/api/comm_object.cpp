@@ -50,13 +50,14 @@ int usable_cores() {
 
 }  // namespace
 
-std::unique_ptr<braid_comm_s> create_comm(const EnvConfig &config) {
+std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
   auto comm = std::make_unique<braid_comm_s>();
   comm->selection = coll::SelectionTable::defaults();
   // Overrides are validated before any network activity, so a typo fails fast on every rank.
   comm->selection.set_override(coll::CollKind::allreduce, env_or_empty("BRAID_ALLREDUCE_ALGO"));
   comm->selection.set_override(coll::CollKind::broadcast, env_or_empty("BRAID_BROADCAST_ALGO"));
-  comm->world = create_world(config);
+  comm->world = create_world(env);
+  const EnvConfig &config = comm->world->config;
   comm->rank = config.rank;
   comm->size = config.size;
   comm->scheduler =

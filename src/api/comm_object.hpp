@@ -29,7 +29,7 @@ struct braid_request_s {
 namespace braid::detail {
 
 // Builds the world from the environment and the selection table from its overrides.
-std::unique_ptr<braid_comm_s> create_comm(const EnvConfig &config);
+std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env);
 
 // Validate, pick the algorithm and start. Throw Failure on bad input. Return the running
 // collective, or null when there is nothing to communicate (count 0, one rank).

@@ -30,8 +30,9 @@ struct Pending {
 
 class Rendezvous {
  public:
-  explicit Rendezvous(const BootstrapConfig &cfg)
+  Rendezvous(const BootstrapConfig &cfg, Fd listener)
       : cfg_(cfg),
+        listener_(std::move(listener)),
         where_(format_host_port(cfg.host, cfg.port)),
         deadline_(Deadline::after(cfg.timeout_s)) {
     star_.to_rank.resize(cfg.size);
@@ -46,10 +47,12 @@ class Rendezvous {
   }
 
   Star run() {
-    std::string error;
-    listener_ = listen_on(cfg_.host, cfg_.port, &error);
-    if (!listener_.valid())
-      fail(BRAID_ERR_BOOTSTRAP, "rank 0: could not listen on ", where_, ": ", error);
+    if (!listener_.valid()) {
+      std::string error;
+      listener_ = listen_on(cfg_.host, cfg_.port, &error);
+      if (!listener_.valid())
+        fail(BRAID_ERR_BOOTSTRAP, "rank 0: could not listen on ", where_, ": ", error);
+    }
     while (joined_ < cfg_.size - 1) {
       if (deadline_.expired()) fail_forming(timeout_reason());
       poll_once();
@@ -229,9 +232,9 @@ class Rendezvous {
   }
 
   const BootstrapConfig &cfg_;
+  Fd listener_;
   const std::string where_;
   const Deadline deadline_;
-  Fd listener_;
   Star star_;
   std::vector<Pending> pending_;
   int joined_ = 0;
@@ -240,8 +243,8 @@ class Rendezvous {
 
 }  // namespace
 
-Star accept_ranks(const BootstrapConfig &cfg) {
-  return Rendezvous(cfg).run();
+Star accept_ranks(const BootstrapConfig &cfg, Fd listener) {
+  return Rendezvous(cfg, std::move(listener)).run();
 }
 
 }  // namespace braid::detail::bs

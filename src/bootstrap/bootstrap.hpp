@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "bootstrap/address.hpp"
+#include "bootstrap/socket.hpp"
 
 namespace braid::detail {
 
@@ -17,9 +21,29 @@ struct BootstrapConfig {
   uint16_t port = 0;    // without brackets (see parse_host_port in address.hpp)
   std::string job_key;  // shared secret every connection presents; empty means "no key"
   double timeout_s = 300;
+  // Ranks other than 0: more addresses of rank 0 (its other interfaces), tried in order after
+  // host:port. The first that accepts the connection is used, so a rank commits only to an
+  // address it has actually reached.
+  std::vector<bs::HostPort> more_addresses = {};
 };
 
-// Abstract so that a PMIx-based bootstrap can be added later. One thread at a time per object.
+// Rank 0's listening socket, made before the job is formed so that its port can be chosen by
+// the kernel and published (through PMIx or braidrun) before anyone connects.
+class BootstrapListener {
+ public:
+  // Listens on every interface (IPv4 only, or IPv4 and IPv6 when ipv6 is true) on a port the
+  // kernel picks. Throws Failure(BRAID_ERR_BOOTSTRAP) saying why it could not.
+  static BootstrapListener on_any_interface(bool ipv6);
+  uint16_t port() const { return port_; }
+  // For make_tcp_bootstrap: hands over the socket.
+  bs::Fd release() && { return std::move(fd_); }
+
+ private:
+  bs::Fd fd_;
+  uint16_t port_ = 0;
+};
+
+// Abstract so that other bootstrap networks can be added. One thread at a time per object.
 // After a failure other than BRAID_ERR_MISMATCH or BRAID_ERR_INVALID_ARGUMENT the object is
 // unusable: later calls throw again, naming the first failure.
 class Bootstrap {
@@ -40,5 +64,9 @@ class Bootstrap {
 // connect, retrying with exponential backoff (10 ms .. 1 s) until timeout_s. size == 1 needs
 // no network. Throws Failure(BRAID_ERR_BOOTSTRAP, ...) when the job cannot be formed.
 std::unique_ptr<Bootstrap> make_tcp_bootstrap(const BootstrapConfig &cfg);
+// Rank 0 only: the same, accepting on a listener made earlier. cfg.host:cfg.port is then only
+// the address shown in messages (the one published first).
+std::unique_ptr<Bootstrap> make_tcp_bootstrap(const BootstrapConfig &cfg,
+                                              BootstrapListener listener);
 
 }  // namespace braid::detail

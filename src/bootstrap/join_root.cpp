@@ -35,40 +35,76 @@ Handshake handshake(int fd, const std::vector<uint8_t> &hello, const Deadline &d
   return h;
 }
 
+// With several addresses, one that silently drops packets must not use up the whole timeout
+// before the next is tried; a reachable rank 0 answers a connection attempt well within this.
+constexpr double kPerAddressSeconds = 2.0;
+
+std::string address_list(const std::vector<HostPort> &targets) {
+  std::string out;
+  for (const HostPort &t : targets)
+    out += (out.empty() ? "" : ", ") + format_host_port(t.host, t.port);
+  return out;
+}
+
 }  // namespace
 
 Star join_root(const BootstrapConfig &cfg) {
   using namespace std::chrono_literals;
-  const std::string where = format_host_port(cfg.host, cfg.port);
+  std::vector<HostPort> targets{{cfg.host, cfg.port}};
+  targets.insert(targets.end(), cfg.more_addresses.begin(), cfg.more_addresses.end());
   const std::string me = cat("rank ", cfg.rank, ": ");
   Hello hello{kProtocolVersion, static_cast<uint32_t>(cfg.rank), static_cast<uint32_t>(cfg.size),
               cfg.job_key, local_hostname()};
   const std::vector<uint8_t> hello_bytes = encode_hello(hello);
 
-  // Rank 0 may start after us: retry with exponential backoff until the timeout.
+  // Rank 0 may start after us: retry with exponential backoff until the timeout. Each round
+  // tries rank 0's addresses in order; the first that completes the handshake is rank 0's.
   const Deadline deadline = Deadline::after(cfg.timeout_s);
   std::chrono::duration<double> backoff = 10ms;
-  std::string last_error = "timed out";
+  std::vector<std::string> errors(targets.size(), "timed out");
   Fd fd;
+  size_t reached = 0;
   for (;;) {
-    fd = connect_once(cfg.host, cfg.port, deadline, &last_error);
-    if (fd.valid()) {
+    for (size_t i = 0; i < targets.size() && !fd.valid() && !deadline.expired(); ++i) {
+      const Deadline attempt =
+          targets.size() == 1 ? deadline : std::min(deadline, Deadline::after(kPerAddressSeconds));
+      const std::string where = format_host_port(targets[i].host, targets[i].port);
+      fd = connect_once(targets[i].host, targets[i].port, attempt, &errors[i]);
+      if (!fd.valid()) continue;
       Handshake h = handshake(fd.get(), hello_bytes, deadline);
-      if (h.outcome == Handshake::Outcome::accepted) break;
+      if (h.outcome == Handshake::Outcome::accepted) {
+        reached = i;
+        break;
+      }
       if (h.outcome == Handshake::Outcome::refused)
         fail(BRAID_ERR_BOOTSTRAP, me, "rank 0 at ", where,
              " refused this rank: ", describe_reply(h.reply));
-      last_error = h.error;
+      errors[i] = h.error;
       fd.reset();
     }
+    if (fd.valid()) break;
     double left = deadline.seconds_left();
-    if (left <= 0)
-      fail(BRAID_ERR_BOOTSTRAP, me, "could not reach rank 0 at ", where, " after ", cfg.timeout_s,
-           " s: ", last_error);
-    log(LogLevel::trace, "bootstrap: rank 0 at ", where, " not reachable yet: ", last_error);
+    if (left <= 0) {
+      if (targets.size() == 1)
+        fail(BRAID_ERR_BOOTSTRAP, me, "could not reach rank 0 at ", address_list(targets),
+             " after ", cfg.timeout_s, " s: ", errors[0]);
+      std::string why;
+      for (size_t i = 0; i < targets.size(); ++i)
+        why += cat(i == 0 ? "" : "; ", format_host_port(targets[i].host, targets[i].port), ": ",
+                   errors[i]);
+      fail(BRAID_ERR_BOOTSTRAP, me, "could not reach rank 0 at any of its addresses (",
+           address_list(targets), ") after ", cfg.timeout_s, " s: ", why);
+    }
+    log(LogLevel::trace, "bootstrap: rank 0 at ", address_list(targets),
+        " not reachable yet: ", errors.back());
     std::this_thread::sleep_for(std::min(backoff, std::chrono::duration<double>(left)));
     backoff = std::min<std::chrono::duration<double>>(backoff * 2, 1s);
   }
+  log(LogLevel::info, "bootstrap: reached rank 0 at ",
+      format_host_port(targets[reached].host, targets[reached].port),
+      targets.size() == 1 ? ""
+                          : cat(" (address ", reached + 1, " of ", targets.size(), ": ",
+                                address_list(targets), ")"));
 
   LinkContext ctx{me + "forming the job: ",
                   0,

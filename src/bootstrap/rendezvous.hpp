@@ -15,12 +15,13 @@ struct Star {
   std::vector<std::string> hosts;  // every rank's hostname, as it reported it
 };
 
-// Rank 0: listens on cfg.host:cfg.port and accepts the other ranks until all have joined or
-// cfg.timeout_s passes, refusing (and logging) every connection that is not a rank of this job.
-Star accept_ranks(const BootstrapConfig &cfg);
+// Rank 0: listens on cfg.host:cfg.port (or accepts on `listener` when it is valid) and accepts
+// the other ranks until all have joined or cfg.timeout_s passes, refusing (and logging) every
+// connection that is not a rank of this job.
+Star accept_ranks(const BootstrapConfig &cfg, Fd listener = Fd());
 
-// Ranks other than 0: connects to rank 0 (retrying until cfg.timeout_s) and waits until it
-// reports that the whole job has formed.
+// Ranks other than 0: connects to rank 0 at the first of its addresses that answers (retrying
+// until cfg.timeout_s) and waits until it reports that the whole job has formed.
 Star join_root(const BootstrapConfig &cfg);
 
 // Extra time a non-zero rank waits for rank 0 beyond timeout_s. Rank 0 runs its own timeout_s

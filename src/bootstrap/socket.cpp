@@ -239,6 +239,11 @@ Fd listen_on(const std::string &host, uint16_t port, std::string *error) {
     }
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ai->ai_family == AF_INET6) {
+      // Explicitly dual-stack: the system default (net.ipv6.bindv6only) may say otherwise.
+      int zero = 0;
+      setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    }
     if (bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
       *error = cat("bind: ", errno_text(errno));
       continue;
@@ -261,6 +266,16 @@ Fd connect_once(const std::string &host, uint16_t port, const Deadline &deadline
     if (fd.valid()) return fd;
   }
   return Fd();
+}
+
+uint16_t local_port(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) return 0;
+  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in &>(addr).sin_port);
+  if (addr.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6 &>(addr).sin6_port);
+  return 0;
 }
 
 std::string peer_address(int fd) {

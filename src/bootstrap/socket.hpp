@@ -90,8 +90,10 @@ IoResult send_some(int fd, const void *data, size_t len);
 void configure_stream(int fd);
 
 // Binds and listens (SO_REUSEADDR) on the first address host:port resolves to. On failure
-// returns an invalid Fd and describes why in *error.
+// returns an invalid Fd and describes why in *error. "::" listens on IPv6 and IPv4 both.
 Fd listen_on(const std::string &host, uint16_t port, std::string *error);
+// The port a bound socket got (the kernel's choice after binding port 0); 0 on error.
+uint16_t local_port(int fd);
 // One connection attempt to each address host:port resolves to, until one succeeds or the
 // deadline passes. On failure returns an invalid Fd and describes the last error in *error.
 Fd connect_once(const std::string &host, uint16_t port, const Deadline &deadline,

@@ -1,10 +1,12 @@
 // The TCP bootstrap: a star of connections through rank 0 (see rendezvous.hpp for how it is
 // formed and collective.hpp for how it is used). Rank 0 holds one connection per rank; the
 // traffic is a few small messages at init, so the star's simplicity beats any tree.
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <optional>
 
+#include "bootstrap/address.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/collective.hpp"
 #include "bootstrap/rendezvous.hpp"
@@ -91,19 +93,45 @@ class TcpBootstrap final : public Bootstrap {
   std::optional<Failure> broken_;
 };
 
-}  // namespace
-
-std::unique_ptr<Bootstrap> make_tcp_bootstrap(const BootstrapConfig &cfg) {
+std::unique_ptr<Bootstrap> form(const BootstrapConfig &cfg, bs::Fd listener) {
   check_config(cfg);
   bs::Star star;
   if (cfg.size == 1)
     star.hosts = {bs::local_hostname()};
   else if (cfg.rank == 0)
-    star = bs::accept_ranks(cfg);
+    star = bs::accept_ranks(cfg, std::move(listener));
   else
     star = bs::join_root(cfg);
   log(LogLevel::info, "bootstrap: job of ", cfg.size, " ranks formed");
   return std::make_unique<TcpBootstrap>(cfg, std::move(star));
+}
+
+}  // namespace
+
+BootstrapListener BootstrapListener::on_any_interface(bool ipv6) {
+  const std::string any = ipv6 ? "::" : "0.0.0.0";
+  BootstrapListener listener;
+  std::string error;
+  listener.fd_ = bs::listen_on(any, 0, &error);
+  if (!listener.fd_.valid())
+    fail(BRAID_ERR_BOOTSTRAP, "rank 0: could not listen on ", bs::format_host_port(any, 0), ": ",
+         error);
+  listener.port_ = bs::local_port(listener.fd_.get());
+  if (listener.port_ == 0)
+    fail(BRAID_ERR_BOOTSTRAP,
+         "rank 0: could not read the port of its bootstrap listener: ", bs::errno_text(errno));
+  return listener;
+}
+
+std::unique_ptr<Bootstrap> make_tcp_bootstrap(const BootstrapConfig &cfg) {
+  return form(cfg, bs::Fd());
+}
+
+std::unique_ptr<Bootstrap> make_tcp_bootstrap(const BootstrapConfig &cfg,
+                                              BootstrapListener listener) {
+  if (cfg.rank != 0)
+    fail(BRAID_ERR_INTERNAL, "rank ", cfg.rank, ": a bootstrap listener is for rank 0 only");
+  return form(cfg, std::move(listener).release());
 }
 
 }  // namespace braid::detail

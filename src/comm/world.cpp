@@ -3,19 +3,22 @@
 #include <chrono>
 
 #include "error.hpp"
+#include "job/job_source.hpp"
 #include "log.hpp"
 
 namespace braid::detail {
 
-std::unique_ptr<World> create_world(const EnvConfig &config) {
+std::unique_ptr<World> create_world(const EnvLookup &env) {
   auto world = std::make_unique<World>();
+  // The bootstrap time includes finding the job: under PMIx that is PMIx_Init and the job info.
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<JobSource> source = find_job_source(env);
+  const EnvConfig &config = source->config();
   world->config = config;
   log_set_rank(config.rank);
-  const auto t0 = std::chrono::steady_clock::now();
-
-  BootstrapConfig bc{config.rank,           config.size,    config.bootstrap_host,
-                     config.bootstrap_port, config.job_key, config.timeout_s};
-  world->bootstrap = make_tcp_bootstrap(bc);
+  log(LogLevel::info, "job source: ", source->name(), ": rank ", config.rank, " of ", config.size,
+      ", local rank ", config.local_rank, " of ", config.local_size);
+  world->bootstrap = source->form_bootstrap();
   const auto t1 = std::chrono::steady_clock::now();
 
   Plugin plugin = select_transport(config.transport, &world->transport_problems);
@@ -26,9 +29,9 @@ std::unique_ptr<World> create_world(const EnvConfig &config) {
   const auto t2 = std::chrono::steady_clock::now();
   auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   log(LogLevel::info, "rank ", config.rank, " of ", config.size, ": bootstrap ",
-      config.size > 1 ? cat(config.bootstrap_host, ":", config.bootstrap_port) : "(single rank)",
-      " in ", ms(t1 - t0), " ms; transport ", world->transport->name(), " (",
-      world->transport->path(), ") ready in ", ms(t2 - t1), " ms");
+      config.size > 1 ? source->root_address() : "(single rank)", " in ", ms(t1 - t0),
+      " ms; transport ", world->transport->name(), " (", world->transport->path(), ") ready in ",
+      ms(t2 - t1), " ms");
   return world;
 }
 

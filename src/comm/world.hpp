@@ -1,5 +1,5 @@
-// World: what braid_init builds for a process: the job (from the environment), the bootstrap
-// network, and the chosen transport connected to every peer.
+// World: what braid_init builds for a process: the job (from its source: braid's environment,
+// PMIx or none), the bootstrap network, and the chosen transport connected to every peer.
 #pragma once
 
 #include <memory>
@@ -19,7 +19,8 @@ struct World {
   std::vector<PluginProblem> transport_problems;  // plugins tried before the chosen one
 };
 
-// Throws Failure naming the step that failed (environment, bootstrap, transport).
-std::unique_ptr<World> create_world(const EnvConfig &config);
+// Finds the job's source (job/job_source.hpp), forms the bootstrap and the transport. Throws
+// Failure naming the step that failed (source, bootstrap, transport).
+std::unique_ptr<World> create_world(const EnvLookup &env);
 
 }  // namespace braid::detail

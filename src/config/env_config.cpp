@@ -63,15 +63,33 @@ void parse_host_port(std::string_view text, const char *what, std::string *host,
   *host = std::string(host_part);
 }
 
+namespace {
+
+std::vector<Endpoint> parse_endpoint_list(std::string_view text, const char *what) {
+  std::vector<Endpoint> out;
+  while (true) {
+    const size_t comma = text.find(',');
+    Endpoint e;
+    parse_host_port(text.substr(0, comma), what, &e.host, &e.port);
+    out.push_back(std::move(e));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
 EnvConfig parse_env_config(const EnvLookup &env) {
   EnvConfig cfg;
   auto rank = env("BRAID_RANK");
   auto size = env("BRAID_SIZE");
   auto boot = env("BRAID_BOOTSTRAP");
+  auto rendezvous = env("BRAID_RENDEZVOUS");
   if (auto t = env("BRAID_TIMEOUT")) cfg.timeout_s = parse_seconds(*t, "BRAID_TIMEOUT");
   if (auto t = env("BRAID_TRANSPORT"); t && !t->empty()) cfg.transport = *t;
   if (auto k = env("BRAID_JOB_KEY")) cfg.job_key = *k;
-  if (!rank && !size && !boot) return cfg;  // nothing points to a larger job: a 1-rank world
+  if (!rank && !size && !boot && !rendezvous) return cfg;  // nothing points to a larger job
 
   // A partial environment is a launch mistake; running as a 1-rank world would silently give
   // wrong answers, so it is an error that says which variable is missing.
@@ -79,18 +97,28 @@ EnvConfig parse_env_config(const EnvLookup &env) {
     std::string missing = !rank && !size ? "BRAID_RANK and BRAID_SIZE are"
                           : !rank        ? "BRAID_RANK is"
                                          : "BRAID_SIZE is";
-    std::string present = rank ? "BRAID_RANK" : size ? "BRAID_SIZE" : "";
-    if (boot) present += present.empty() ? "BRAID_BOOTSTRAP" : " and BRAID_BOOTSTRAP";
-    fail(BRAID_ERR_BOOTSTRAP, "incomplete job environment: ", missing, " unset while ", present,
-         present.find(" and ") != std::string::npos ? " are" : " is", " set");
+    std::vector<std::string> present;
+    if (rank) present.push_back("BRAID_RANK");
+    if (size) present.push_back("BRAID_SIZE");
+    if (boot) present.push_back("BRAID_BOOTSTRAP");
+    if (rendezvous) present.push_back("BRAID_RENDEZVOUS");
+    std::string listed;
+    for (size_t i = 0; i < present.size(); ++i)
+      listed += (i == 0 ? "" : i + 1 == present.size() ? " and " : ", ") + present[i];
+    fail(BRAID_ERR_BOOTSTRAP, "incomplete job environment: ", missing, " unset while ", listed,
+         present.size() > 1 ? " are" : " is", " set");
   }
   cfg.size = static_cast<int>(parse_integer(*size, "BRAID_SIZE", 1, 1 << 20));
   cfg.rank = static_cast<int>(parse_integer(*rank, "BRAID_RANK", 0, cfg.size - 1));
   cfg.launched = true;
-  if (cfg.size > 1 && !boot)
+  if (boot && rendezvous)
+    fail(BRAID_ERR_BOOTSTRAP,
+         "BRAID_BOOTSTRAP and BRAID_RENDEZVOUS are both set; a job uses one or the other");
+  if (cfg.size > 1 && !boot && !rendezvous)
     fail(BRAID_ERR_BOOTSTRAP, "BRAID_SIZE=", cfg.size, " but BRAID_BOOTSTRAP is unset");
   // Checked even for one rank: a malformed value is a launch mistake worth reporting.
   if (boot) parse_host_port(*boot, "BRAID_BOOTSTRAP", &cfg.bootstrap_host, &cfg.bootstrap_port);
+  if (rendezvous) cfg.rendezvous = parse_endpoint_list(*rendezvous, "BRAID_RENDEZVOUS");
   auto local_size = env("BRAID_LOCAL_SIZE");
   auto local_rank = env("BRAID_LOCAL_RANK");
   cfg.local_size = cfg.size;

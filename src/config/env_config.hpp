@@ -7,12 +7,18 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace braid::detail {
 
 // Reads one variable; tests pass a map-backed function instead of the process environment.
 using EnvLookup = std::function<std::optional<std::string>(const char *name)>;
 EnvLookup process_env();
+
+struct Endpoint {
+  std::string host;  // IPv6 addresses without brackets
+  uint16_t port = 0;
+};
 
 struct EnvConfig {
   int rank = 0;
@@ -21,13 +27,18 @@ struct EnvConfig {
   int local_size = 1;
   std::string bootstrap_host;  // empty for a 1-rank world
   uint16_t bootstrap_port = 0;
+  // BRAID_RENDEZVOUS=host:port[,host:port...]: instead of BRAID_BOOTSTRAP, the addresses of
+  // braidrun's rendezvous service (jobs across hosts), where rank 0 registers the address it
+  // listens on and the other ranks look it up. Tried in order.
+  std::vector<Endpoint> rendezvous;
   std::string job_key;
   std::string transport = "auto";  // auto | ucx | verbs | <plugin name>
   double timeout_s = 300.0;
   bool launched = false;  // true when BRAID_RANK/SIZE described a job
 };
 
-// Throws Failure(BRAID_ERR_BOOTSTRAP or BRAID_ERR_INVALID_ARGUMENT) naming the variable.
+// The braid contract only (other job sources are found by job/job_source.hpp). Throws
+// Failure(BRAID_ERR_BOOTSTRAP or BRAID_ERR_INVALID_ARGUMENT) naming the variable.
 EnvConfig parse_env_config(const EnvLookup &env);
 
 // Small parsers shared with the tools; each throws Failure naming `what` and the text.

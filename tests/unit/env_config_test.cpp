@@ -485,5 +485,39 @@ TEST(EnvConfig, ParseIntegerBounds) {
   }
 }
 
+// --- BRAID_RENDEZVOUS (braidrun across hosts) -------------------------------------------------
+
+TEST(EnvConfig, RendezvousListReplacesTheBootstrapAddress) {
+  EnvConfig cfg = parse({{"BRAID_RANK", "1"},
+                         {"BRAID_SIZE", "4"},
+                         {"BRAID_RENDEZVOUS", "192.0.2.2:4000,10.200.9.1:4000,[fd00::2]:4000"}});
+  EXPECT_EQ(cfg.bootstrap_host, "");
+  ASSERT_EQ(cfg.rendezvous.size(), 3u);
+  EXPECT_EQ(cfg.rendezvous[0].host, "192.0.2.2");
+  EXPECT_EQ(cfg.rendezvous[1].host, "10.200.9.1");
+  EXPECT_EQ(cfg.rendezvous[2].host, "fd00::2");
+  EXPECT_EQ(cfg.rendezvous[2].port, 4000);
+}
+
+TEST(EnvConfig, RendezvousAndBootstrapTogetherAreRefused) {
+  Vars vars = job();
+  vars["BRAID_RENDEZVOUS"] = "h:1";
+  Failure f = parse_failure(vars);
+  EXPECT_EQ(f.code(), BRAID_ERR_BOOTSTRAP);
+  EXPECT_THAT(f.message(), AllOf(HasSubstr("BRAID_BOOTSTRAP"), HasSubstr("BRAID_RENDEZVOUS")));
+}
+
+TEST(EnvConfig, MalformedRendezvousEntryIsNamed) {
+  Failure f =
+      parse_failure({{"BRAID_RANK", "0"}, {"BRAID_SIZE", "2"}, {"BRAID_RENDEZVOUS", "h:1,nohost"}});
+  EXPECT_THAT(f.message(), AllOf(HasSubstr("BRAID_RENDEZVOUS"), HasSubstr("nohost")));
+}
+
+TEST(EnvConfig, RendezvousWithoutRankIsAnIncompleteJob) {
+  Failure f = parse_failure({{"BRAID_SIZE", "2"}, {"BRAID_RENDEZVOUS", "h:1"}});
+  EXPECT_THAT(f.message(),
+              HasSubstr("BRAID_RANK is unset while BRAID_SIZE and BRAID_RENDEZVOUS are set"));
+}
+
 }  // namespace
 }  // namespace braid::detail

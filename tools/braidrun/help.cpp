@@ -7,17 +7,37 @@
 namespace braidrun {
 
 std::string_view usage_line() {
-  return "Usage: braidrun -n N [--transport T] [--timeout S] [--tag-output] [--] program "
-         "[args...]\n";
+  return "Usage: braidrun -n N [--host H:S,... | --hostfile F] [--launch-agent CMD] [--transport T]"
+         "\n                [--timeout S] [--tag-output] [--] program [args...]\n";
 }
 
 std::string_view help_text() {
-  return R"(Usage: braidrun -n N [--transport T] [--timeout S] [--tag-output] [--] program [args...]
+  return R"(Usage: braidrun -n N [--host H:S,... | --hostfile F] [--launch-agent CMD] [--transport T]
+                [--timeout S] [--tag-output] [--] program [args...]
 
-Start N processes ("ranks") of program on this machine as one braid job and supervise them.
+Start N processes ("ranks") of program as one braid job, on this machine or on the hosts
+given, and supervise them.
 
 Options:
-  -n N, -np N     Number of ranks to start, an integer from 1 to 4096. Required.
+  -n N, -np N     Number of ranks to start, an integer from 1 to 4096. Required unless
+                  --host or --hostfile is given; then it defaults to the number of slots.
+  --host LIST, -H LIST
+                  Hosts to run on, "h1:2,h2:2": a host name and its slots (default 1),
+                  comma-separated. Ranks fill the slots in order: ranks 0 and 1 on h1,
+                  2 and 3 on h2. A host named twice gets the sum of its slots.
+  --hostfile F    The same from a file: one host per line, "h1 slots=2"; "#" starts a
+                  comment. Cannot be combined with --host.
+  --launch-agent CMD
+                  How ranks are started on other hosts (default: ssh), called as
+                    CMD <host> env BRAID_RANK=... UCX_...=... <program> <args...>
+                  like Open MPI's rsh agent. CMD is split at blanks ("ssh -p 2222"). The
+                  agent must run the command through a shell on the host, as ssh does:
+                  words a shell would split or expand are single-quoted. The BRAID_* and
+                  UCX_* variables of each rank are passed this way; the rest of a remote
+                  rank's environment is the host's. Remote ranks start in the agent's
+                  working directory (the home directory, for ssh): give the program as an
+                  absolute path. Hosts named localhost or like this machine are started
+                  directly.
   --transport T   Transport the ranks should use: auto, ucx or verbs. Exported to every
                   rank as BRAID_TRANSPORT=T. Without it, BRAID_TRANSPORT is passed on
                   only if braidrun's own environment has it.
@@ -38,25 +58,39 @@ Options:
 The program is looked up in PATH as a shell would. Everything after the program name is
 passed to it untouched. Long options also accept the form --option=value.
 
-Environment of each rank: braidrun's own environment, plus
+Environment of each rank: braidrun's own environment (for ranks on other hosts: only its
+BRAID_* and UCX_* variables), plus
   BRAID_RANK=i                    this rank, 0 .. N-1
   BRAID_SIZE=N                    number of ranks in the job
-  BRAID_LOCAL_RANK=i              rank among the ranks on this machine (= BRAID_RANK,
-                                  since braidrun starts every rank locally)
-  BRAID_LOCAL_SIZE=N              number of ranks on this machine (= BRAID_SIZE)
-  BRAID_BOOTSTRAP=127.0.0.1:PORT  where rank 0 listens and the other ranks connect;
-                                  braidrun picks a TCP port that was free at start-up
+  BRAID_LOCAL_RANK=i              rank among the ranks on the same host
+  BRAID_LOCAL_SIZE=N              number of ranks on the same host
+  BRAID_BOOTSTRAP=127.0.0.1:PORT  jobs on this machine only: where rank 0 listens and the
+                                  other ranks connect; braidrun picks a TCP port that
+                                  was free at start-up
+  BRAID_RENDEZVOUS=ADDR:PORT,...  jobs across hosts, instead of BRAID_BOOTSTRAP: braidrun
+                                  listens there; rank 0 registers the address it listens
+                                  on (a port its kernel picks) and the others ask for it
   BRAID_JOB_KEY=KEY               32 random hex digits, the same for every rank of a
                                   job and different for every job
   BRAID_TRANSPORT=T               only with --transport
   BRAID_TIMEOUT=S                 only with --timeout
 Variables of these names in braidrun's environment are replaced.
 
+Addresses: across hosts, braidrun's rendezvous service and rank 0 each publish the
+addresses of the interfaces chosen by BRAID_SOCKET_IFNAME (name prefixes, "eth,ib";
+"^docker,lo" excludes; "=eth0" exact names) or, when it is unset, of every interface but
+loopback and container bridges (docker0, br-*, virbr*, ...). A rank uses the first address
+it can reach. With BRAID_DEBUG=info braidrun prints the addresses it chose and why.
+
+Other launchers: the same program runs unchanged under Open MPI's mpirun and under Slurm's
+srun --mpi=pmix; braid then learns its rank, size and local rank from PMIx.
+
 Supervision:
   If a rank is killed by a signal or exits with a non-zero status, braidrun reports it
   on stderr, e.g.
     braidrun: rank 2 (pid 12345) killed by signal 9 (Killed)
     braidrun: rank 1 (pid 12346) exited with code 3
+    braidrun: rank 3 (pid 12347, h2 via ssh) exited with code 1
   then sends SIGTERM to the ranks still running and SIGKILL to those still running 3 s
   later. Ranks ending because of this shutdown are listed on one follow-up line.
   SIGINT and SIGTERM sent to braidrun are forwarded to every running rank; ranks still
@@ -65,15 +99,20 @@ Supervision:
   processes a rank started itself (e.g. from a wrapper script) are stopped with it. As
   a consequence ranks must not read from a terminal. Ranks are killed with SIGKILL if
   braidrun itself dies.
+  A rank on another host is its launch agent's process here: the agent's exit status is
+  the rank's, and signals go to the agent. A signal ends ssh itself; the remote rank then
+  notices only when its connection back breaks (when it writes output), so use an agent
+  that forwards signals if ranks must see them. The agents' standard input is /dev/null.
 
 Exit status:
   0        every rank exited with status 0
   C        the first rank to fail exited with code C
   128+S    the first rank to fail was killed by signal S
-  1        braidrun itself failed (for example, fork failed)
+  1        braidrun itself failed (for example, fork failed, or the ranks do not fit
+           the hosts' slots)
   2        usage error
-  126      the program was found but could not be executed
-  127      the program was not found
+  126      the program (or launch agent) was found but could not be executed
+  127      the program (or launch agent) was not found
 )";
 }
 

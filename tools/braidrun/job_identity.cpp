@@ -64,7 +64,11 @@ std::string random_job_key() {
 }  // namespace
 
 JobIdentity make_job_identity() {
-  return {"127.0.0.1:" + std::to_string(pick_free_port()), random_job_key()};
+  return {"127.0.0.1:" + std::to_string(pick_free_port()), "", random_job_key()};
+}
+
+JobIdentity make_job_key() {
+  return {"", "", random_job_key()};
 }
 
 }  // namespace braidrun

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "rank_environment.hpp"
+#include "remote_command.hpp"
 
 extern char **environ;
 
@@ -29,14 +30,29 @@ void kill_and_reap(const std::vector<RankProcess> &ranks) {
 }  // namespace
 
 std::vector<RankProcess> launch_ranks(const Options &options, const JobIdentity &job,
+                                      const std::vector<Placement> &placement,
                                       const InheritedState &inherited) {
+  const int size = static_cast<int>(placement.size());
+  const std::vector<std::string> agent = split_agent(options.launch_agent);
+  const std::vector<std::string> agent_env = agent_environment(environ);
   std::vector<RankProcess> ranks;
-  ranks.reserve(static_cast<std::size_t>(options.ranks));
+  ranks.reserve(placement.size());
   try {
-    for (int rank = 0; rank < options.ranks; ++rank) {
-      const std::vector<std::string> environment = rank_environment(environ, options, job, rank);
-      ranks.push_back(spawn_rank(
-          SpawnRequest{rank, &options.command, &environment, options.tag_output, &inherited}));
+    for (int rank = 0; rank < size; ++rank) {
+      const Placement &where = placement[static_cast<std::size_t>(rank)];
+      const std::vector<std::string> environment =
+          rank_environment(environ, options, job, rank, size, where);
+      if (where.local) {
+        ranks.push_back(spawn_rank(
+            SpawnRequest{rank, &options.command, &environment, options.tag_output, &inherited}));
+        continue;
+      }
+      const std::vector<std::string> argv =
+          remote_command(agent, where.host, environment, options.command);
+      ranks.push_back(
+          spawn_rank(SpawnRequest{rank, &argv, &agent_env, options.tag_output, &inherited, true}));
+      const std::string &agent_path = agent.front();
+      ranks.back().where = where.host + " via " + agent_path.substr(agent_path.rfind('/') + 1);
     }
   } catch (...) {
     kill_and_reap(ranks);

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "hosts.hpp"
 #include "job_identity.hpp"
 #include "options.hpp"
 #include "process_state.hpp"
@@ -11,7 +12,10 @@
 
 namespace braidrun {
 
+// Rank r runs where placement[r] says: local ranks are started directly, the others through
+// the launch agent (remote_command.hpp), whose exit then counts as the rank's.
 std::vector<RankProcess> launch_ranks(const Options &options, const JobIdentity &job,
+                                      const std::vector<Placement> &placement,
                                       const InheritedState &inherited);
 
 }  // namespace braidrun

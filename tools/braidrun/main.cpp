@@ -1,28 +1,65 @@
-// braidrun: starts the N ranks of a braid job on this machine and supervises them. The command
-// line and environment contract are documented in help.cpp (braidrun --help).
+// braidrun: starts the N ranks of a braid job, on this machine or on the hosts given, and
+// supervises them. The command line and environment contract are documented in help.cpp
+// (braidrun --help).
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <memory>
 #include <span>
 #include <string>
 
 #include "help.hpp"
+#include "hosts.hpp"
 #include "job_identity.hpp"
 #include "launch.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "process_state.hpp"
+#include "rendezvous.hpp"
 #include "supervisor.hpp"
 
 namespace {
 
+std::vector<braidrun::Placement> place(const braidrun::Options &options) {
+  if (options.hosts) {
+    std::string error;
+    return braidrun::place_ranks(*braidrun::parse_host_list(*options.hosts, &error), options.ranks);
+  }
+  if (options.hostfile)
+    return braidrun::place_ranks(braidrun::read_hostfile(*options.hostfile), options.ranks);
+  return braidrun::place_locally(options.ranks);
+}
+
+bool verbose() {
+  const char *debug = std::getenv("BRAID_DEBUG");
+  return debug != nullptr && (std::strcmp(debug, "info") == 0 || std::strcmp(debug, "trace") == 0);
+}
+
 int run_job(const braidrun::Options &options) {
-  // Signals are blocked before the first fork so none that arrives during the launch is lost:
-  // it waits in the signalfd until supervision starts.
+  const std::vector<braidrun::Placement> placement = place(options);
+  const bool all_local = std::all_of(placement.begin(), placement.end(),
+                                     [](const braidrun::Placement &p) { return p.local; });
+  // Signals are blocked before the first fork (and before the rendezvous thread, which
+  // inherits the mask) so none that arrives during the launch is lost: it waits in the
+  // signalfd until supervision starts.
   const braidrun::InheritedState inherited = braidrun::prepare_launcher_process();
   braidrun::UniqueFd signal_fd = braidrun::open_signal_fd();
-  const braidrun::JobIdentity job = braidrun::make_job_identity();
-  auto ranks = braidrun::launch_ranks(options, job, inherited);
+  // On one machine rank 0 listens on loopback at a port braidrun picks. Across hosts neither
+  // its address nor a free port there is known here, so rank 0 registers them with braidrun.
+  braidrun::JobIdentity job;
+  std::unique_ptr<braidrun::RendezvousService> rendezvous;
+  if (all_local) {
+    job = braidrun::make_job_identity();
+  } else {
+    job = braidrun::make_job_key();
+    rendezvous = std::make_unique<braidrun::RendezvousService>(
+        job.job_key, std::getenv("BRAID_SOCKET_IFNAME"), verbose());
+    job.rendezvous = rendezvous->addresses();
+  }
+  auto ranks = braidrun::launch_ranks(options, job, placement, inherited);
   return braidrun::supervise(std::move(ranks), std::move(signal_fd));
 }
 

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "hosts.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <string_view>
@@ -117,6 +119,23 @@ CommandLine parse_command_line(std::span<const char *const> args) {
             invalid_value(name, *text, "a positive number of seconds, such as 30 or 2.5"));
       }
       options.timeout = std::string(*text);
+    } else if (name == "--host" || name == "-H") {
+      const auto text = value();
+      if (!text) return usage_error("option '" + std::string(name) + "' requires a value");
+      std::string error;
+      if (!parse_host_list(*text, &error))
+        return usage_error(invalid_value(name, *text, "host[:slots][,host[:slots]...]: " + error));
+      options.hosts = std::string(*text);
+    } else if (name == "--hostfile") {
+      const auto text = value();
+      if (!text || text->empty()) return usage_error("option '--hostfile' requires a file name");
+      options.hostfile = std::string(*text);
+    } else if (name == "--launch-agent") {
+      const auto text = value();
+      if (!text) return usage_error("option '--launch-agent' requires a value");
+      if (text->find_first_not_of(" \t") == std::string_view::npos)
+        return usage_error(invalid_value(name, *text, "a command, such as ssh"));
+      options.launch_agent = std::string(*text);
     } else if (attached && (name == "--help" || name == "--version" || name == "--tag-output")) {
       return usage_error("option '" + std::string(name) + "' takes no value");
     } else {
@@ -124,7 +143,11 @@ CommandLine parse_command_line(std::span<const char *const> args) {
     }
   }
 
-  if (!have_ranks) return usage_error("missing -n N (the number of ranks to start)");
+  if (options.hosts && options.hostfile)
+    return usage_error("--host and --hostfile cannot be combined");
+  // With hosts, the slots say how many ranks fit; -n may then be left out.
+  if (!have_ranks && !options.hosts && !options.hostfile)
+    return usage_error("missing -n N (the number of ranks to start)");
   if (i >= args.size()) return usage_error("missing the program to run");
   options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   result.action = Action::run;

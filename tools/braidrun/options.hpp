@@ -13,11 +13,14 @@ inline constexpr int kMaxRanks = 4096;
 inline constexpr int kUsageErrorExit = 2;
 
 struct Options {
-  int ranks = 0;
+  int ranks = 0;                         // 0 with --host/--hostfile and no -n: one rank per slot
   std::optional<std::string> transport;  // one of auto|ucx|verbs
   std::optional<std::string> timeout;    // positive decimal seconds, passed on exactly as typed
   bool tag_output = false;
-  std::vector<std::string> command;  // program followed by its arguments
+  std::optional<std::string> hosts;     // --host h1:2,h2:2, validated syntax (see hosts.hpp)
+  std::optional<std::string> hostfile;  // --hostfile FILE, read when the job starts
+  std::string launch_agent = "ssh";     // --launch-agent CMD, split at blanks
+  std::vector<std::string> command;     // program followed by its arguments
 };
 
 enum class Action { run, help, version, usage_error };

@@ -14,7 +14,7 @@ namespace {
 
 // What the child sends back when it cannot get as far as the program.
 struct ChildFailure {
-  enum Stage : int { exec, parent_death_signal, redirect_output } stage;
+  enum Stage : int { exec, parent_death_signal, redirect_output, redirect_input } stage;
   int error;
 };
 
@@ -64,7 +64,7 @@ bool move_fd(int fd, int target) {
 
 // Runs between fork and exec, so it only makes async-signal-safe calls.
 [[noreturn]] void run_child(const SpawnRequest &request, pid_t launcher, int out_fd, int err_fd,
-                            int report_fd, char *const *argv, char *const *envp) {
+                            int in_fd, int report_fd, char *const *argv, char *const *envp) {
   // Own process group: braidrun signals the whole group, reaching anything the rank started,
   // and a terminal's Ctrl-C reaches only braidrun, which forwards it exactly once.
   setpgid(0, 0);
@@ -76,6 +76,9 @@ bool move_fd(int fd, int target) {
   if (request.capture_output &&
       (!move_fd(out_fd, STDOUT_FILENO) || !move_fd(err_fd, STDERR_FILENO))) {
     child_fail(report_fd, ChildFailure::redirect_output, errno);
+  }
+  if (in_fd >= 0 && !move_fd(in_fd, STDIN_FILENO)) {
+    child_fail(report_fd, ChildFailure::redirect_input, errno);
   }
   restore_inherited_state(*request.inherited);
   execvpe(argv[0], argv, envp);
@@ -97,6 +100,10 @@ SpawnError spawn_error(const SpawnRequest &request, const ChildFailure &failure)
       return SpawnError(
           "cannot start rank " + std::to_string(request.rank) + ": redirecting output: " + reason,
           1);
+    case ChildFailure::redirect_input:
+      return SpawnError(
+          "cannot start rank " + std::to_string(request.rank) + ": redirecting input: " + reason,
+          1);
   }
   return SpawnError("cannot start rank " + std::to_string(request.rank), 1);
 }
@@ -113,13 +120,18 @@ RankProcess spawn_rank(const SpawnRequest &request) {
     make_output_pipe(err_read, err_write);
   }
   make_pipe(report_read, report_write);
+  UniqueFd null_input;
+  if (request.null_stdin) {
+    null_input.reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!null_input) throw_errno("open /dev/null");
+  }
 
   const pid_t launcher = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw_errno("fork");
   if (pid == 0) {
-    run_child(request, launcher, out_write.get(), err_write.get(), report_write.get(), argv.data(),
-              envp.data());
+    run_child(request, launcher, out_write.get(), err_write.get(), null_input.get(),
+              report_write.get(), argv.data(), envp.data());
   }
 
   out_write.reset();
@@ -141,7 +153,7 @@ RankProcess spawn_rank(const SpawnRequest &request) {
     throw spawn_error(request, failure);
   }
   // n == 0: exec closed the pipe, the program is running.
-  return RankProcess{request.rank, pid, std::move(out_read), std::move(err_read)};
+  return RankProcess{request.rank, pid, "", std::move(out_read), std::move(err_read)};
 }
 
 }  // namespace braidrun

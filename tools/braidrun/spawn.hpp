@@ -16,8 +16,9 @@ namespace braidrun {
 
 struct RankProcess {
   int rank = 0;
-  pid_t pid = -1;  // also the id of the rank's own process group
-  UniqueFd out;    // read ends of the rank's stdout/stderr, only with capture_output
+  pid_t pid = -1;     // also the id of the rank's own process group
+  std::string where;  // "" for a local rank; "nodeB via ssh" for one started by the agent
+  UniqueFd out;       // read ends of the rank's stdout/stderr, only with capture_output
   UniqueFd err;
 };
 
@@ -27,6 +28,9 @@ struct SpawnRequest {
   const std::vector<std::string> *environment = nullptr;  // NAME=VALUE entries
   bool capture_output = false;  // stdout/stderr into pipes instead of inheriting braidrun's
   const InheritedState *inherited = nullptr;
+  // stdin from /dev/null instead of braidrun's: for launch agents, which (like ssh) would
+  // otherwise all read braidrun's input.
+  bool null_stdin = false;
 };
 
 // The rank could not be started; what() is the complete message, exit_status what braidrun

@@ -49,6 +49,7 @@ struct Stream {
 struct RankState {
   int rank;
   pid_t pid;
+  std::string where;
   bool running = true;
   Stream out;
   Stream err;
@@ -94,7 +95,7 @@ Supervisor::Supervisor(std::vector<RankProcess> ranks, UniqueFd signal_fd)
   for (RankProcess &process : ranks) {
     index_of_pid_.emplace(process.pid, ranks_.size());
     ranks_.push_back(
-        RankState{process.rank, process.pid, true,
+        RankState{process.rank, process.pid, process.where, true,
                   Stream{std::move(process.out), LineForwarder(process.rank, STDOUT_FILENO)},
                   Stream{std::move(process.err), LineForwarder(process.rank, STDERR_FILENO)}});
   }
@@ -176,8 +177,9 @@ void Supervisor::on_exit(RankState &rank, int wait_status) {
   if (rank.out.fd) pump(rank.out, true);
   if (rank.err.fd) pump(rank.err, true);
   first_failure_ = Failure{rank.rank, wait_status};
-  report("rank " + std::to_string(rank.rank) + " (pid " + std::to_string(rank.pid) + ") " +
-         describe(wait_status));
+  // For a remote rank the pid is the launch agent's, whose exit is the rank's.
+  report("rank " + std::to_string(rank.rank) + " (pid " + std::to_string(rank.pid) +
+         (rank.where.empty() ? "" : ", " + rank.where) + ") " + describe(wait_status));
   signal_running(SIGTERM);
   arm_kill_deadline(kGraceAfterFailure);
 }

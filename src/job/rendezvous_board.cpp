@@ -1,0 +1,122 @@
+#include "job/rendezvous_board.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "bootstrap/socket.hpp"
+#include "error.hpp"
+#include "log.hpp"
+
+namespace braid::detail {
+namespace {
+
+constexpr size_t kMaxLine = 4096;
+
+std::string service_list(const std::vector<Endpoint> &service) {
+  std::string out;
+  for (const Endpoint &e : service)
+    out += (out.empty() ? "" : ",") + bs::format_host_port(e.host, e.port);
+  return out;
+}
+
+// braidrun listens before it starts any rank, so the first round normally succeeds; the
+// retries cover a slow network. Returns the connection and sets *where to the address used.
+bs::Fd connect_to_service(const std::vector<Endpoint> &service, const bs::Deadline &deadline,
+                          const std::string &me, std::string *where) {
+  using namespace std::chrono_literals;
+  std::string errors;
+  auto backoff = 10ms;
+  while (true) {
+    errors.clear();
+    for (const Endpoint &e : service) {
+      std::string error;
+      const bs::Deadline attempt = std::min(deadline, bs::Deadline::after(2.0));
+      bs::Fd fd = bs::connect_once(e.host, e.port, attempt, &error);
+      *where = bs::format_host_port(e.host, e.port);
+      if (fd.valid()) return fd;
+      // Appended piece by piece: a chain of + trips GCC 12's false -Wrestrict at -O3.
+      if (!errors.empty()) errors += "; ";
+      errors += *where;
+      errors += ": ";
+      errors += error;
+    }
+    if (deadline.expired())
+      fail(BRAID_ERR_BOOTSTRAP, me, "could not reach braidrun's rendezvous service at ",
+           service_list(service), ": ", errors);
+    std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
+        backoff, std::chrono::duration<double>(deadline.seconds_left())));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+  }
+}
+
+std::string read_line(int fd, const bs::Deadline &deadline, double timeout_s, const std::string &me,
+                      const std::string &waiting_for) {
+  std::string line;
+  char buf[512];
+  while (line.find('\n') == std::string::npos) {
+    std::vector<pollfd> fds{{fd, POLLIN, 0}};
+    if (bs::poll_until(fds, deadline) == 0)
+      fail(BRAID_ERR_BOOTSTRAP, me, "timed out after ", timeout_s,
+           " s waiting for braidrun's rendezvous service ", waiting_for);
+    bs::IoResult io = bs::recv_some(fd, buf, sizeof buf);
+    if (io.state == bs::IoState::again) continue;
+    if (io.state != bs::IoState::ok)
+      fail(BRAID_ERR_BOOTSTRAP, me, "lost braidrun's rendezvous service while waiting ",
+           waiting_for, ": ", bs::describe(io));
+    line.append(buf, io.bytes);
+    if (line.size() > kMaxLine)
+      fail(BRAID_ERR_BOOTSTRAP, me, "braidrun's rendezvous service sent an overlong reply");
+  }
+  line.resize(line.find('\n'));
+  return line;
+}
+
+}  // namespace
+
+RootContact RendezvousBoard::share(const RootContact *mine) {
+  const std::string me = cat("rank ", rank_, ": ");
+  if (job_key_.empty() || job_key_.find_first_of(" \t\r\n") != std::string::npos)
+    fail(BRAID_ERR_BOOTSTRAP, me,
+         "BRAID_RENDEZVOUS needs a BRAID_JOB_KEY without blanks (braidrun sets both)");
+  const bs::Deadline deadline = bs::Deadline::after(timeout_s_);
+  std::string where;
+  bs::Fd fd = connect_to_service(service_, deadline, me, &where);
+
+  std::string request = cat("braid-rendezvous 1 ", job_key_, " ", rank_, " ");
+  if (mine) {
+    request += "publish ";
+    request += encode_addresses(mine->addresses);
+    request += "\n";
+  } else {
+    request += "lookup\n";
+  }
+  bs::IoResult io = bs::send_all(fd.get(), request.data(), request.size(), deadline);
+  if (io.state != bs::IoState::ok)
+    fail(BRAID_ERR_BOOTSTRAP, me, "could not send to braidrun's rendezvous service at ", where,
+         ": ", bs::describe(io));
+
+  const std::string waiting_for =
+      mine ? cat("at ", where, " to confirm rank 0's address")
+           : cat("at ", where, " to say where rank 0 listens (rank 0 never registered)");
+  const std::string reply = read_line(fd.get(), deadline, timeout_s_, me, waiting_for);
+  if (reply.rfind("error ", 0) == 0)
+    fail(BRAID_ERR_BOOTSTRAP, me, "braidrun's rendezvous service at ", where,
+         " refused this rank: ", reply.substr(6));
+  if (mine) {
+    if (reply != "ok")
+      fail(BRAID_ERR_BOOTSTRAP, me, "unexpected reply from braidrun's rendezvous service at ",
+           where, ": '", reply, "'");
+    return *mine;
+  }
+  if (reply.rfind("root ", 0) != 0)
+    fail(BRAID_ERR_BOOTSTRAP, me, "unexpected reply from braidrun's rendezvous service at ", where,
+         ": '", reply, "'");
+  RootContact contact;
+  contact.addresses =
+      decode_addresses(reply.substr(5), cat(me, "rank 0's address from braidrun at ", where));
+  log(LogLevel::info, "bootstrap: braidrun at ", where, " says rank 0 listens at ",
+      reply.substr(5));
+  return contact;
+}
+
+}  // namespace braid::detail

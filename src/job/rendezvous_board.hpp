@@ -1,0 +1,37 @@
+// The ContactBoard of braidrun jobs that span hosts: braidrun's rendezvous service, at the
+// addresses in BRAID_RENDEZVOUS. Rank 0 registers where it listens; the others ask for it.
+//
+// Protocol (text, one line each way; the same is implemented by tools/braidrun/rendezvous.cpp):
+//   rank 0 -> braidrun: "braid-rendezvous 1 <job key> 0 publish <addresses>\n"
+//   braidrun -> rank 0: "ok\n"
+//   rank r -> braidrun: "braid-rendezvous 1 <job key> <r> lookup\n"
+//   braidrun -> rank r: "root <addresses>\n", as soon as rank 0 has published
+//   on any problem:     "error <text>\n", then the connection is closed
+// <addresses> is the comma-separated host:port list of root_contact.hpp. The job key keeps
+// other jobs (and strangers) from reading or replacing rank 0's address.
+#pragma once
+
+#include <vector>
+
+#include "config/env_config.hpp"
+#include "job/root_contact.hpp"
+
+namespace braid::detail {
+
+class RendezvousBoard final : public ContactBoard {
+ public:
+  RendezvousBoard(std::vector<Endpoint> service, std::string job_key, int rank, double timeout_s)
+      : service_(std::move(service)),
+        job_key_(std::move(job_key)),
+        rank_(rank),
+        timeout_s_(timeout_s) {}
+  RootContact share(const RootContact *mine) override;
+
+ private:
+  std::vector<Endpoint> service_;
+  std::string job_key_;
+  int rank_;
+  double timeout_s_;
+};
+
+}  // namespace braid::detail

@@ -1,0 +1,224 @@
+#include "rendezvous.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include "net/interfaces.hpp"
+#include "output.hpp"
+
+namespace braidrun {
+namespace {
+
+constexpr size_t kMaxRequest = 4096;
+constexpr size_t kMaxClients = 1024;    // bounds what a connection flood can pin
+constexpr long long kRequestMs = 5000;  // a rank sends its request at once
+
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void report(const std::string &line) {
+  write_all(STDERR_FILENO, "braidrun: " + line + "\n");
+}
+
+std::string host_port(const std::string &host, int port) {
+  return host.find(':') != std::string::npos ? "[" + host + "]:" + std::to_string(port)
+                                             : host + ":" + std::to_string(port);
+}
+
+std::string peer_of(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (getpeername(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) return "unknown peer";
+  if (addr.ss_family == AF_INET) {
+    const auto &in = reinterpret_cast<const sockaddr_in &>(addr);
+    inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
+    return host_port(text, ntohs(in.sin_port));
+  }
+  const auto &in6 = reinterpret_cast<const sockaddr_in6 &>(addr);
+  inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text);
+  return host_port(text, ntohs(in6.sin6_port));
+}
+
+// Listens on 0.0.0.0 (or dual-stack ::) on a kernel-chosen port; returns the port.
+int listen_any(UniqueFd &fd, bool ipv6) {
+  fd.reset(socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "rendezvous socket");
+  sockaddr_storage addr{};
+  socklen_t len;
+  if (ipv6) {
+    int zero = 0;
+    setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    auto &in6 = reinterpret_cast<sockaddr_in6 &>(addr);
+    in6.sin6_family = AF_INET6;
+    in6.sin6_addr = in6addr_any;
+    len = sizeof in6;
+  } else {
+    auto &in = reinterpret_cast<sockaddr_in &>(addr);
+    in.sin_family = AF_INET;
+    in.sin_addr.s_addr = htonl(INADDR_ANY);
+    len = sizeof in;
+  }
+  if (bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), len) != 0 ||
+      listen(fd.get(), SOMAXCONN) != 0 ||
+      getsockname(fd.get(), reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+    throw std::system_error(errno, std::generic_category(), "rendezvous listen");
+  return ntohs(ipv6 ? reinterpret_cast<sockaddr_in6 &>(addr).sin6_port
+                    : reinterpret_cast<sockaddr_in &>(addr).sin_port);
+}
+
+std::vector<std::string> words_of(const std::string &line) {
+  std::vector<std::string> words;
+  size_t at = 0;
+  while ((at = line.find_first_not_of(' ', at)) != std::string::npos) {
+    const size_t end = line.find(' ', at);
+    words.push_back(line.substr(at, end - at));
+    at = end;
+  }
+  return words;
+}
+
+}  // namespace
+
+RendezvousService::RendezvousService(std::string job_key, const char *ifname, bool verbose)
+    : job_key_(std::move(job_key)), verbose_(verbose) {
+  std::string error;
+  const auto all = braid::net::list_interfaces(&error);
+  if (!error.empty()) throw std::runtime_error("cannot list network interfaces: " + error);
+  const braid::net::AddressChoice choice = braid::net::choose_addresses(all, ifname);
+  if (choice.chosen.empty())
+    throw std::runtime_error("no address for the rendezvous service: " + choice.error);
+  const bool ipv6 = std::any_of(choice.chosen.begin(), choice.chosen.end(),
+                                [](const braid::net::Interface &i) { return i.ipv6; });
+  const int port = listen_any(listener_, ipv6);
+  for (const braid::net::Interface &i : choice.chosen)
+    addresses_ += (addresses_.empty() ? "" : ",") + host_port(i.address, port);
+  if (verbose_)
+    report("rendezvous service for ranks on other hosts listens on port " + std::to_string(port) +
+           " at " + braid::net::describe(choice.chosen) + ", " + choice.reason);
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe2");
+  stop_read_.reset(fds[0]);
+  stop_write_.reset(fds[1]);
+  thread_ = std::thread([this] { run(); });
+}
+
+RendezvousService::~RendezvousService() {
+  const char byte = 0;
+  [[maybe_unused]] const ssize_t ignored = write(stop_write_.get(), &byte, 1);
+  if (thread_.joinable()) thread_.join();
+}
+
+void RendezvousService::run() {
+  std::vector<pollfd> fds;
+  for (;;) {
+    fds.assign({{stop_read_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}});
+    long long wake = -1;
+    for (const Client &c : clients_) {
+      fds.push_back({c.fd.get(), POLLIN, 0});
+      if (!c.waiting) wake = wake < 0 ? c.deadline_ms : std::min(wake, c.deadline_ms);
+    }
+    const int timeout = wake < 0 ? -1 : static_cast<int>(std::max(0LL, wake - now_ms()));
+    if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
+      report(std::string("rendezvous service stopped: poll: ") + std::strerror(errno));
+      return;
+    }
+    if (fds[0].revents != 0) return;
+    for (size_t i = 0; i < clients_.size(); ++i)
+      if (fds[2 + i].revents != 0 && clients_[i].fd) read_request(clients_[i]);
+    const long long now = now_ms();
+    for (Client &c : clients_)
+      if (c.fd && !c.waiting && now >= c.deadline_ms) refuse(c, "sent no complete request");
+    std::erase_if(clients_, [](const Client &c) { return !c.fd; });
+    if (fds[1].revents != 0) accept_clients();
+  }
+}
+
+void RendezvousService::accept_clients() {
+  for (;;) {
+    UniqueFd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd) return;  // EAGAIN, or an error the next poll round will see again
+    if (clients_.size() >= kMaxClients) continue;  // closed at once
+    Client client{std::move(fd), "", "", false, now_ms() + kRequestMs};
+    client.peer = peer_of(client.fd.get());
+    clients_.push_back(std::move(client));
+  }
+}
+
+void RendezvousService::read_request(Client &client) {
+  char buf[1024];
+  const ssize_t n = read(client.fd.get(), buf, sizeof buf);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {  // the rank gave up or went away; nothing to tell it
+    client.fd.reset();
+    return;
+  }
+  if (client.waiting) return refuse(client, "sent data while waiting for rank 0");
+  client.received.append(buf, static_cast<size_t>(n));
+  const size_t end = client.received.find('\n');
+  if (end == std::string::npos) {
+    if (client.received.size() > kMaxRequest) refuse(client, "sent an overlong request");
+    return;
+  }
+  handle(client, client.received.substr(0, end));
+}
+
+void RendezvousService::handle(Client &client, const std::string &line) {
+  const std::vector<std::string> w = words_of(line);
+  if (w.size() < 5 || w[0] != "braid-rendezvous" || w[1] != "1")
+    return refuse(client, "not a braid rendezvous request");
+  if (w[2] != job_key_) return refuse(client, "wrong job key");
+  const std::string &rank = w[3];
+  if (w[4] == "publish" && w.size() == 6 && rank == "0") {
+    root_ = w[5];
+    answer(client, "ok\n");
+    client.fd.reset();
+    if (verbose_) report("rank 0 registered its bootstrap address " + *root_);
+    for (Client &c : clients_)
+      if (c.fd && c.waiting) {
+        answer(c, "root " + *root_ + "\n");
+        c.fd.reset();
+      }
+    return;
+  }
+  if (w[4] == "lookup" && w.size() == 5 && rank != "0") {
+    if (root_) {
+      answer(client, "root " + *root_ + "\n");
+      client.fd.reset();
+    } else {
+      client.waiting = true;  // answered when rank 0 registers
+    }
+    return;
+  }
+  refuse(client, "malformed request '" + line.substr(0, 200) + "'");
+}
+
+void RendezvousService::answer(Client &client, const std::string &reply) {
+  // Replies are a few hundred bytes on a fresh connection, so they fit the socket buffer; a
+  // peer that does not read them simply loses them.
+  [[maybe_unused]] const ssize_t ignored =
+      send(client.fd.get(), reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void RendezvousService::refuse(Client &client, const std::string &why) {
+  report("rendezvous service refused " + client.peer + ": " + why);
+  answer(client, "error " + why + "\n");
+  client.fd.reset();
+}
+
+}  // namespace braidrun
