@@ -2,8 +2,8 @@
 // braid-bench can evaluate braid's selection table without a second copy of the runtime.
 //
 // selection.cpp's algorithm list holds pointers to the algorithm coroutines; braid-bench only
-// reads the names, never calls them (libbraid runs the real ones). kind_name() is braid's
-// collective name, used by selection.cpp in messages.
+// reads the names, never calls them (libbraid runs the real ones).
+// (kind_name() is compiled from collectives/engine/coll_kind.cpp.)
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,18 +38,6 @@ Task broadcast_scatter_allgather(CollContext &, CollArgs) {
 }
 Task barrier_dissemination(CollContext &, CollArgs) {
   never_called(__func__);
-}
-
-const char *kind_name(CollKind kind) {
-  switch (kind) {
-    case CollKind::allreduce:
-      return "allreduce";
-    case CollKind::broadcast:
-      return "broadcast";
-    case CollKind::barrier:
-      return "barrier";
-  }
-  return "collective";
 }
 
 }  // namespace braid::coll

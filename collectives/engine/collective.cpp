@@ -6,18 +6,6 @@
 
 namespace braid::coll {
 
-const char *kind_name(CollKind kind) {
-  switch (kind) {
-    case CollKind::allreduce:
-      return "allreduce";
-    case CollKind::broadcast:
-      return "broadcast";
-    case CollKind::barrier:
-      return "barrier";
-  }
-  return "collective";
-}
-
 std::string CallLabel::str() const {
   return detail::cat("rank ", rank, ": ", kind_name(kind), " #", seq, " (", algorithm, ", ", size,
                      " ranks, ", bytes, " bytes)");

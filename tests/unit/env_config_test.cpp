@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 
+#include "env_lookup.hpp"
 #include "error.hpp"
 
 namespace braid::detail {
@@ -20,16 +21,6 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-using Vars = std::map<std::string, std::string>;
-
-EnvLookup lookup(const Vars &vars) {
-  return [vars](const char *name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 EnvConfig parse(const Vars &vars) {
   return parse_env_config(lookup(vars));

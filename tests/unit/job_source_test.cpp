@@ -9,21 +9,13 @@
 #include <map>
 #include <string>
 
+#include "env_lookup.hpp"
 #include "error.hpp"
 
 namespace braid::detail {
 namespace {
 
 using ::testing::HasSubstr;
-using Vars = std::map<std::string, std::string>;
-
-EnvLookup lookup(const Vars &vars) {
-  return [vars](const char *name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 std::string failure_of(const Vars &vars) {
   try {
