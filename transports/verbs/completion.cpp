@@ -1,0 +1,249 @@
+#include "completion.hpp"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "match.hpp"
+#include "queues.hpp"
+#include "rendezvous.hpp"
+#include "send.hpp"
+#include "wr_id.hpp"
+
+namespace braid::verbs {
+namespace {
+
+const char *opcode_text(WrKind kind) {
+  return wr_kind_name(kind);
+}
+
+// A failed completion: which peer, what operation, and the device's reason.
+int on_wc_error(Context *ctx, const ibv_wc &wc, const WrId &id) {
+  int peer = -1;
+  uint8_t klass = id.klass;
+  if (id.kind == WrKind::Recv && ctx->classes[klass].srq != nullptr) {
+    auto it = ctx->qpn_to_conn.find(wc.qp_num);
+    if (it != ctx->qpn_to_conn.end()) peer = ctx->conns[it->second].peer;
+  } else if (id.conn < ctx->conns.size()) {
+    Conn &conn = ctx->conns[id.conn];
+    peer = conn.peer;
+    if (id.kind == WrKind::SendBounce) ctx->classes[klass].send_free.push_back(id.slot);
+    if (id.kind != WrKind::Recv) ++conn.sq_free;
+  }
+  if (id.kind == WrKind::Recv && ctx->classes[klass].srq != nullptr)
+    --ctx->classes[klass].srq_posted;
+  if (ctx->finalizing) return BRAID_SUCCESS;
+  int code = BRAID_ERR_TRANSPORT;
+  const char *meaning = "";
+  switch (wc.status) {
+    case IBV_WC_RETRY_EXC_ERR:
+      code = BRAID_ERR_PEER_FAILED;
+      meaning = " (the peer stopped answering: its process died or the link is down)";
+      break;
+    case IBV_WC_REM_ABORT_ERR:
+    case IBV_WC_WR_FLUSH_ERR:
+      code = BRAID_ERR_PEER_FAILED;
+      meaning = " (the connection to the peer was already broken)";
+      break;
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      meaning = " (the peer had no receive posted: its receive queue ran dry)";
+      break;
+    default:
+      break;
+  }
+  std::string text = "verbs: rank " + std::to_string(ctx->rank) + ": " + opcode_text(id.kind) +
+                     (peer >= 0 ? " with rank " + std::to_string(peer) : std::string()) +
+                     " (class " + std::to_string(klass) +
+                     ") failed: " + ibv_wc_status_str(wc.status) + meaning + ", vendor error 0x" +
+                     [&] {
+                       char b[16];
+                       std::snprintf(b, sizeof b, "%x", wc.vendor_err);
+                       return std::string(b);
+                     }();
+  if (id.kind == WrKind::Read) {
+    Request *req = ctx->requests.at(id.slot);
+    if (req != nullptr && req->state == ReqState::Reading)
+      on_read_complete(ctx, req, false, code, text);
+  }
+  if (peer >= 0) {
+    PeerState &ps = ctx->peers[static_cast<size_t>(peer)];
+    // Flushes after the first failure repeat it; keep the first reason.
+    if (ps.failed == 0) {
+      ctx->logf(0, "%s", text.c_str());
+      fail_peer(ctx, peer, code, text);
+    }
+  }
+  return BRAID_SUCCESS;
+}
+
+int on_completion(Context *ctx, const ibv_wc &wc) {
+  WrId id = decode_wr_id(wc.wr_id);
+  if (id.klass >= ctx->classes.size()) return BRAID_SUCCESS;
+  if (wc.status != IBV_WC_SUCCESS) return on_wc_error(ctx, wc, id);
+  switch (id.kind) {
+    case WrKind::Recv: {
+      uint32_t conn_index = id.conn;
+      ClassState &cls = ctx->classes[id.klass];
+      if (cls.srq != nullptr) {
+        --cls.srq_posted;
+        auto it = ctx->qpn_to_conn.find(wc.qp_num);
+        if (it == ctx->qpn_to_conn.end()) {  // cannot happen: every QP is in the map
+          cls.srq_repost.push_back(id.slot);
+          return BRAID_SUCCESS;
+        }
+        conn_index = it->second;
+      }
+      return on_receive(ctx, ctx->conns[conn_index], id.slot, wc.byte_len);
+    }
+    case WrKind::SendBounce:
+      ctx->classes[id.klass].send_free.push_back(id.slot);
+      ++ctx->conns[id.conn].sq_free;
+      return BRAID_SUCCESS;
+    case WrKind::SendInline:
+      ++ctx->conns[id.conn].sq_free;
+      return BRAID_SUCCESS;
+    case WrKind::Read: {
+      ++ctx->conns[id.conn].sq_free;
+      Request *req = ctx->requests.at(id.slot);
+      if (req == nullptr || req->state != ReqState::Reading) return BRAID_SUCCESS;
+      return on_read_complete(ctx, req, true, 0, std::string());
+    }
+  }
+  return BRAID_SUCCESS;
+}
+
+int poll_cq(Context *ctx, int *seen = nullptr) {
+  ibv_wc wcs[32];
+  while (true) {
+    int n = ibv_poll_cq(ctx->cq, 32, wcs);
+    if (n < 0)
+      return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: ibv_poll_cq failed on %s", ctx->rank,
+                        ctx->device_name.c_str());
+    if (seen != nullptr) *seen += n;
+    for (int i = 0; i < n; ++i) {
+      int rc = on_completion(ctx, wcs[i]);
+      if (rc != BRAID_SUCCESS) return rc;
+    }
+    if (n < 32) return BRAID_SUCCESS;
+  }
+}
+
+int conn_of_qp(Context *ctx, ibv_qp *qp) {
+  if (qp == nullptr) return -1;
+  auto it = ctx->qpn_to_conn.find(qp->qp_num);
+  return it == ctx->qpn_to_conn.end() ? -1 : static_cast<int>(it->second);
+}
+
+int poll_async_events(Context *ctx) {
+  while (true) {
+    pollfd pfd{ctx->verbs->async_fd, POLLIN, 0};
+    if (poll(&pfd, 1, 0) <= 0) return BRAID_SUCCESS;
+    ibv_async_event ev{};
+    if (ibv_get_async_event(ctx->verbs, &ev) != 0) return BRAID_SUCCESS;
+    int rc = BRAID_SUCCESS;
+    switch (ev.event_type) {
+      case IBV_EVENT_SRQ_LIMIT_REACHED:
+        rc = on_srq_limit(ctx, ev.element.srq);
+        break;
+      case IBV_EVENT_QP_FATAL:
+      case IBV_EVENT_QP_REQ_ERR:
+      case IBV_EVENT_QP_ACCESS_ERR: {
+        int c = conn_of_qp(ctx, ev.element.qp);
+        if (c >= 0 && !ctx->finalizing) {
+          const Conn &conn = ctx->conns[static_cast<size_t>(c)];
+          std::string text = "verbs: rank " + std::to_string(ctx->rank) + ": queue pair to rank " +
+                             std::to_string(conn.peer) + " (class " + std::to_string(conn.klass) +
+                             ") failed: " + ibv_event_type_str(ev.event_type);
+          ctx->logf(0, "%s", text.c_str());
+          fail_peer(ctx, conn.peer, BRAID_ERR_TRANSPORT, text);
+        }
+        break;
+      }
+      case IBV_EVENT_PORT_ERR:
+      case IBV_EVENT_DEVICE_FATAL:
+        if (ev.event_type == IBV_EVENT_DEVICE_FATAL || ev.element.port_num == ctx->port) {
+          ctx->fatal = BRAID_ERR_TRANSPORT;
+          ctx->fatal_text = "verbs: rank " + std::to_string(ctx->rank) + ": " + ctx->device_name +
+                            ":" + std::to_string(ctx->port) + ": " +
+                            ibv_event_type_str(ev.event_type);
+          ctx->logf(0, "%s", ctx->fatal_text.c_str());
+        }
+        break;
+      default:
+        ctx->logf(1, "verbs: rank %d: async event %s", ctx->rank,
+                  ibv_event_type_str(ev.event_type));
+        break;
+    }
+    ibv_ack_async_event(&ev);
+    if (rc != BRAID_SUCCESS) return rc;
+  }
+}
+
+int poll_cm_events(Context *ctx) {
+  while (true) {
+    rdma_cm_event *ev = nullptr;
+    if (rdma_get_cm_event(ctx->channel, &ev) != 0) return BRAID_SUCCESS;  // EAGAIN: none
+    rdma_cm_event_type type = ev->event;
+    auto index = reinterpret_cast<uintptr_t>(ev->id != nullptr ? ev->id->context : nullptr);
+    if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+      // Every connection of the job was made during init: this one is a stranger.
+      rdma_cm_id *id = ev->id;
+      rdma_reject(id, nullptr, 0);
+      rdma_ack_cm_event(ev);
+      rdma_destroy_id(id);
+      ctx->logf(0, "verbs: rank %d: rejected an rdma_cm connection request after init", ctx->rank);
+      continue;
+    }
+    rdma_ack_cm_event(ev);
+    if (ctx->finalizing || index == 0 || index > ctx->conns.size()) continue;
+    const Conn &conn = ctx->conns[index - 1];
+    if (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+        type == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
+      std::string text = "verbs: rank " + std::to_string(ctx->rank) + ": rank " +
+                         std::to_string(conn.peer) + " disconnected (rdma_cm " +
+                         rdma_event_str(type) + "): its process ended or the link broke";
+      if (ctx->peers[static_cast<size_t>(conn.peer)].failed == 0) ctx->logf(0, "%s", text.c_str());
+      fail_peer(ctx, conn.peer, BRAID_ERR_PEER_FAILED, text);
+    }
+  }
+}
+
+}  // namespace
+
+int progress_all(Context *ctx) {
+  if (ctx->fatal != 0) return ctx->error(ctx->fatal, "%s", ctx->fatal_text.c_str());
+  int rc = poll_cq(ctx);
+  if (rc == BRAID_SUCCESS) rc = poll_async_events(ctx);
+  if (rc == BRAID_SUCCESS) rc = poll_cm_events(ctx);
+  if (rc == BRAID_SUCCESS) rc = flush_reposts(ctx);
+  if (rc == BRAID_SUCCESS) rc = flush_sends(ctx);
+  if (rc == BRAID_SUCCESS) rc = flush_reads(ctx);
+  return rc;
+}
+
+int wait_for_events(Context *ctx, int timeout_ms) {
+  if (!ctx->cq_armed) {
+    if (ibv_req_notify_cq(ctx->cq, 0) != 0) return BRAID_SUCCESS;
+    ctx->cq_armed = true;
+  }
+  // A completion that arrived before arming raises no event: look once more.
+  int seen = 0;
+  int rc = poll_cq(ctx, &seen);
+  if (rc != BRAID_SUCCESS || seen > 0) return rc;
+  pollfd pfds[3] = {{ctx->comp_channel->fd, POLLIN, 0},
+                    {ctx->verbs->async_fd, POLLIN, 0},
+                    {ctx->channel->fd, POLLIN, 0}};
+  int n = poll(pfds, 3, timeout_ms);
+  if (n > 0 && (pfds[0].revents & POLLIN) != 0) {
+    ibv_cq *cq = nullptr;
+    void *cq_ctx = nullptr;
+    if (ibv_get_cq_event(ctx->comp_channel, &cq, &cq_ctx) == 0) {
+      ibv_ack_cq_events(cq, 1);
+      ctx->cq_armed = false;
+    }
+  }
+  return BRAID_SUCCESS;
+}
+
+}  // namespace braid::verbs

@@ -1,0 +1,190 @@
+// The verbs plugin's per-communicator state: one device context, protection domain and
+// completion queue; per size class a receive arena (and an SRQ for shared classes) and a pool of
+// send bounce buffers; one RC queue pair per peer per class, each through its own rdma_cm_id.
+#pragma once
+
+#include <braid/braid.h>
+#include <braid/transport.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <sys/socket.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "options.hpp"
+#include "requests.hpp"
+#include "wire.hpp"
+
+namespace braid::verbs {
+
+struct Counters {
+  uint64_t inline_msgs = 0, inline_bytes = 0;
+  uint64_t eager_msgs = 0, eager_bytes = 0;
+  uint64_t rndv_msgs = 0, rndv_bytes = 0;
+  uint64_t rdma_reads = 0;
+  uint64_t control_msgs = 0;  // FIN and credit messages
+  uint64_t credit_msgs = 0;
+  uint64_t recvs_posted = 0;
+  uint64_t recv_post_retries = 0;  // lists cut short at bad_wr and posted again
+  uint64_t srq_limit_events = 0;
+  uint64_t srq_grows = 0;
+  uint64_t credit_stalls = 0;  // sends queued for lack of credits
+  uint64_t send_stalls = 0;    // sends queued for lack of bounce buffers or send queue slots
+  uint64_t unexpected_msgs = 0;
+  uint64_t reordered_msgs = 0;
+  uint64_t recv_buffer_bytes = 0;  // registered receive memory
+  uint64_t send_buffer_bytes = 0;  // registered bounce memory
+  uint64_t transient_regs = 0;     // registrations made for one rendezvous
+};
+
+// A registered block of buffers.
+struct Arena {
+  uint8_t *base = nullptr;
+  size_t bytes = 0;
+  ibv_mr *mr = nullptr;
+  bool numa_bound = false;  // from the core's alloc_on_node (freed with free_on_node)
+};
+
+struct ClassState {
+  QueueSpec spec;
+  uint32_t slot_bytes = 0;
+  // Receive buffers. Per-peer: one arena, peer-major ((peer index) * count + i). Shared: one
+  // arena per `count` buffers (the SRQ grows by whole arenas on limit events).
+  std::vector<Arena> recv;
+  ibv_srq *srq = nullptr;
+  uint32_t srq_max_wr = 0;
+  uint32_t srq_posted = 0;  // buffers currently posted to the SRQ
+  uint32_t srq_slots = 0;   // buffers owned by the SRQ
+  uint32_t srq_limit = 0;
+  std::vector<uint32_t> srq_repost;
+  // Send bounce buffers.
+  Arena send;
+  std::vector<uint32_t> send_free;
+
+  uint8_t *recv_slot(uint32_t slot) {
+    return recv[slot / spec.count].base + size_t{slot % spec.count} * slot_bytes;
+  }
+  uint32_t recv_lkey(uint32_t slot) { return recv[slot / spec.count].mr->lkey; }
+  uint8_t *send_slot(uint32_t slot) { return send.base + size_t{slot} * slot_bytes; }
+};
+
+// A message waiting to be posted on a connection.
+struct Outgoing {
+  MsgType type = MsgType::Eager;
+  uint32_t msn = 0;
+  uint64_t tag = 0;
+  Request *req = nullptr;         // Eager / Rts
+  std::vector<uint8_t> detached;  // Eager payload of a send cancelled before it was posted
+  bool detached_payload = false;
+  bool stalled = false;  // counted once in the stall counters
+  RtsBody rts{};
+  FinBody fin{};
+};
+
+struct Conn {
+  rdma_cm_id *id = nullptr;
+  ibv_qp *qp = nullptr;
+  int peer = -1;
+  uint8_t klass = 0;
+  uint32_t index = 0;
+  bool established = false;
+  bool per_peer = false;
+  // Flow control of per-peer classes (see flow_control.hpp).
+  int send_credits = 0;    // messages we may still send
+  int cm_budget = 0;       // credit messages we may still send
+  int pending_return = 0;  // reposted buffers whose credit the peer has not been told of
+  int pending_cm_ack = 0;  // credit messages of the peer not yet acknowledged
+  int sq_free = 0;
+  std::deque<Outgoing> backlog;
+  std::vector<uint32_t> repost;  // receive slots consumed, to be posted again
+  int owed_return = 0;           // credits of `repost`, returned once they are posted again
+  int owed_cm_ack = 0;           // the same for credit messages
+};
+
+// A matchable message copied out of its receive buffer (the buffer goes back to the queue at
+// once, so unexpected messages never hold credits).
+struct Stashed {
+  MsgType type = MsgType::Eager;
+  uint64_t tag = 0;
+  std::vector<uint8_t> payload;
+  RtsBody rts{};
+};
+
+struct PeerState {
+  uint32_t next_send_msn = 0;
+  uint32_t next_recv_msn = 0;
+  std::map<uint32_t, Stashed> reorder;  // arrived ahead of next_recv_msn
+  std::deque<Request *> posted;         // receives without a message, in posting order
+  std::deque<Stashed> unexpected;       // messages without a receive, in msn order
+  int failed = 0;                       // braid_result_t once the peer is gone
+  std::string failure;
+};
+
+constexpr int kReservedCreditBuffers = 2;
+
+struct Context {
+  int rank = 0;
+  int size = 0;
+  double timeout_s = 30;
+  char *err = nullptr;
+  size_t err_len = 0;
+  void (*log)(int level, const char *msg) = nullptr;
+  int numa_node = -1;  // where receive and bounce buffers go
+  void *(*alloc_on_node)(size_t, int) = nullptr;
+  void (*free_on_node)(void *, size_t) = nullptr;
+  Options opt;
+
+  rdma_event_channel *channel = nullptr;
+  rdma_cm_id *listen_id = nullptr;
+  ibv_context *verbs = nullptr;
+  ibv_pd *pd = nullptr;
+  ibv_comp_channel *comp_channel = nullptr;
+  ibv_cq *cq = nullptr;
+  int cq_entries = 0;
+  bool cq_armed = false;
+  ibv_device_attr dev_attr{};
+  ibv_port_attr port_attr{};
+  uint8_t port = 1;
+  std::string device_name;
+  sockaddr_storage address{};
+  std::string address_text;
+
+  std::vector<ClassState> classes;
+  std::vector<Conn> conns;  // peer * classes + class; the entries for our own rank are unused
+  std::unordered_map<uint32_t, uint32_t> qpn_to_conn;
+  std::vector<PeerState> peers;
+  RequestTable requests;
+  Counters counters;
+  uint32_t max_inline = 0;
+  size_t eager_limit = 0;
+  uint64_t max_msg_sz = 0;
+  bool finalizing = false;
+  int fatal = 0;  // a device-wide failure (port down, CQ error)
+  std::string fatal_text;
+
+  Conn &conn(int peer, int klass) {
+    return conns[static_cast<size_t>(peer) * classes.size() + static_cast<size_t>(klass)];
+  }
+  uint32_t peer_slot_index(int peer) const {  // peers without ourselves, for per-peer arenas
+    return static_cast<uint32_t>(peer < rank ? peer : peer - 1);
+  }
+
+  int error(int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+  void logf(int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+};
+
+int context_create(const braid_transport_init_args_t *args, Context **out);
+void context_destroy(Context *ctx);
+
+// Marks `peer` failed: its queued and posted requests fail with `code` and `text`.
+void fail_peer(Context *ctx, int peer, int code, const std::string &text);
+// Completes a request with an error (it is freed by test()).
+void fail_request(Context *ctx, Request *req, int code, const std::string &text);
+
+}  // namespace braid::verbs

@@ -1,0 +1,197 @@
+#include "send.hpp"
+
+#include <cstring>
+
+#include "wr_id.hpp"
+
+namespace braid::verbs {
+namespace {
+
+size_t body_bytes(const Outgoing &o) {
+  switch (o.type) {
+    case MsgType::Eager:
+      return o.detached_payload ? o.detached.size() : o.req->bytes;
+    case MsgType::Rts:
+      return sizeof(RtsBody);
+    case MsgType::Fin:
+      return sizeof(FinBody);
+    case MsgType::Credit:
+      return 0;
+  }
+  return 0;
+}
+
+const void *body_data(const Outgoing &o, RtsBody *rts) {
+  switch (o.type) {
+    case MsgType::Eager:
+      return o.detached_payload ? o.detached.data() : o.req->buf;
+    case MsgType::Rts:
+      *rts = o.rts;
+      return rts;
+    case MsgType::Fin:
+      return &o.fin;
+    case MsgType::Credit:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+// Posts `o` on `conn` if it has the resources; *posted says whether it did.
+int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
+  *posted = false;
+  ClassState &cls = ctx->classes[conn.klass];
+  bool credit_msg = o.type == MsgType::Credit;
+  if (conn.sq_free == 0) {
+    if (!o.stalled) ++ctx->counters.send_stalls;
+    o.stalled = true;
+    return BRAID_SUCCESS;
+  }
+  if (conn.per_peer && (credit_msg ? conn.cm_budget == 0 : conn.send_credits == 0)) {
+    if (!o.stalled) ++ctx->counters.credit_stalls;
+    o.stalled = true;
+    return BRAID_SUCCESS;
+  }
+  Header h{};
+  h.type = static_cast<uint8_t>(o.type);
+  h.klass = conn.klass;
+  if (conn.per_peer) {
+    h.credits = static_cast<uint16_t>(conn.pending_return);
+    h.cm_ack = static_cast<uint16_t>(conn.pending_cm_ack);
+  }
+  h.msn = o.msn;
+  h.tag = o.tag;
+  size_t body = body_bytes(o);
+  h.length = o.type == MsgType::Eager ? static_cast<uint32_t>(body) : 0;
+  RtsBody rts{};
+  const void *data = body_data(o, &rts);
+  size_t wire = sizeof h + body;
+
+  ibv_sge sge[2];
+  ibv_send_wr wr{};
+  bool inline_send = wire <= ctx->max_inline;
+  uint32_t slot = 0;
+  if (inline_send) {
+    // The device copies inline data while posting, so the header may live on the stack and the
+    // payload may be the user's buffer.
+    sge[0] = ibv_sge{reinterpret_cast<uint64_t>(&h), sizeof h, 0};
+    sge[1] = ibv_sge{reinterpret_cast<uint64_t>(data), static_cast<uint32_t>(body), 0};
+    wr.num_sge = body > 0 ? 2 : 1;
+    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+    wr.wr_id = encode_wr_id(WrKind::SendInline, conn.klass, conn.index, 0);
+  } else {
+    if (cls.send_free.empty()) {
+      if (!o.stalled) ++ctx->counters.send_stalls;
+      o.stalled = true;
+      return BRAID_SUCCESS;
+    }
+    slot = cls.send_free.back();
+    uint8_t *buf = cls.send_slot(slot);
+    std::memcpy(buf, &h, sizeof h);
+    if (body > 0) std::memcpy(buf + sizeof h, data, body);
+    sge[0] =
+        ibv_sge{reinterpret_cast<uint64_t>(buf), static_cast<uint32_t>(wire), cls.send.mr->lkey};
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr_id = encode_wr_id(WrKind::SendBounce, conn.klass, conn.index, slot);
+  }
+  wr.sg_list = sge;
+  wr.opcode = IBV_WR_SEND;
+  ibv_send_wr *bad = nullptr;
+  int rc = ibv_post_send(conn.qp, &wr, &bad);
+  if (rc != 0)
+    return ctx->error(
+        BRAID_ERR_TRANSPORT,
+        "verbs: rank %d: ibv_post_send of a %zu-byte message to rank %d (class %u): %s", ctx->rank,
+        wire, conn.peer, conn.klass, std::strerror(rc));
+  if (!inline_send) cls.send_free.pop_back();
+  --conn.sq_free;
+  if (conn.per_peer) {
+    if (credit_msg)
+      --conn.cm_budget;
+    else
+      --conn.send_credits;
+    conn.pending_return = 0;
+    conn.pending_cm_ack = 0;
+  }
+  *posted = true;
+  Counters &c = ctx->counters;
+  switch (o.type) {
+    case MsgType::Eager:
+      if (inline_send) {
+        ++c.inline_msgs;
+        c.inline_bytes += body;
+      } else {
+        ++c.eager_msgs;
+        c.eager_bytes += body;
+      }
+      // The payload is in the WQE or the bounce buffer: the user's buffer is free again.
+      if (o.req != nullptr) o.req->state = ReqState::Done;
+      break;
+    case MsgType::Rts:
+      ++c.rndv_msgs;
+      c.rndv_bytes += o.rts.length;
+      if (o.req != nullptr) o.req->state = ReqState::WaitFin;
+      break;
+    case MsgType::Credit:
+      ++c.credit_msgs;
+      ++c.control_msgs;
+      break;
+    case MsgType::Fin:
+      ++c.control_msgs;
+      break;
+  }
+  return BRAID_SUCCESS;
+}
+
+int flush_conn(Context *ctx, Conn &conn) {
+  while (!conn.backlog.empty()) {
+    bool posted = false;
+    int rc = post_one(ctx, conn, conn.backlog.front(), &posted);
+    if (rc != BRAID_SUCCESS) return rc;
+    if (!posted) break;
+    conn.backlog.pop_front();
+  }
+  return BRAID_SUCCESS;
+}
+
+}  // namespace
+
+int initial_credits(const QueueSpec &spec) {
+  return static_cast<int>(spec.count) - kReservedCreditBuffers;
+}
+
+int class_for(const Context *ctx, size_t wire_bytes) {
+  for (size_t k = 0; k < ctx->classes.size(); ++k)
+    if (ctx->classes[k].slot_bytes >= wire_bytes) return static_cast<int>(k);
+  return -1;
+}
+
+int enqueue(Context *ctx, int peer, int klass, Outgoing out) {
+  Conn &conn = ctx->conn(peer, klass);
+  conn.backlog.push_back(std::move(out));
+  return conn.backlog.size() == 1 ? flush_conn(ctx, conn) : BRAID_SUCCESS;
+}
+
+int flush_sends(Context *ctx) {
+  for (Conn &conn : ctx->conns) {
+    if (conn.qp == nullptr || ctx->peers[static_cast<size_t>(conn.peer)].failed != 0) continue;
+    int rc = flush_conn(ctx, conn);
+    if (rc != BRAID_SUCCESS) return rc;
+    // Credits normally ride on our next message. When half the peer's credits are owed and
+    // nothing is about to carry them, send them explicitly; never because of cm_ack alone, so
+    // two idle peers cannot bounce credit messages forever.
+    if (!conn.per_peer || conn.pending_return == 0) continue;
+    int threshold = initial_credits(ctx->classes[conn.klass].spec) / 2;
+    if (conn.pending_return < (threshold > 0 ? threshold : 1)) continue;
+    bool carrier_coming = !conn.backlog.empty() && conn.send_credits > 0;
+    if (carrier_coming || conn.cm_budget == 0) continue;
+    Outgoing credit;
+    credit.type = MsgType::Credit;
+    bool posted = false;
+    rc = post_one(ctx, conn, credit, &posted);
+    if (rc != BRAID_SUCCESS) return rc;
+  }
+  return BRAID_SUCCESS;
+}
+
+}  // namespace braid::verbs

@@ -1,0 +1,23 @@
+// The send side: messages wait in their connection's backlog until the connection has a send
+// queue slot, a bounce buffer (unless inline) and, on per-peer classes, a credit. Every message
+// piggybacks the credits of receive buffers we posted again; when a peer is owed many and we have
+// nothing to send, an explicit credit message goes from the buffers reserved for it.
+#pragma once
+
+#include "context.hpp"
+
+namespace braid::verbs {
+
+// The smallest class whose buffers hold `wire_bytes`; -1 when none does.
+int class_for(const Context *ctx, size_t wire_bytes);
+
+// Queues `out` on connection (peer, klass) and posts what it can.
+int enqueue(Context *ctx, int peer, int klass, Outgoing out);
+
+// Posts the backlogs and any credit messages that are due.
+int flush_sends(Context *ctx);
+
+// Credits a per-peer class starts with (its buffers minus those reserved for credit messages).
+int initial_credits(const QueueSpec &spec);
+
+}  // namespace braid::verbs

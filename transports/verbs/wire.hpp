@@ -1,0 +1,77 @@
+// The verbs plugin's message format. Every send carries a fixed header; eager messages follow it
+// with the payload, rendezvous requests-to-send (RTS) and FINs with a small body. Both ends run
+// the same build on the same architecture, so fields are in host byte order.
+//
+// Nothing received is trusted: parse_message() checks every field against the completion's
+// length and the receiving queue before the rest of the plugin looks at it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace braid::verbs {
+
+enum class MsgType : uint8_t {
+  Eager = 1,   // payload follows the header
+  Rts = 2,     // rendezvous request-to-send: the receiver RDMA READs from the sender
+  Fin = 3,     // rendezvous done (or refused): the sender may release its buffer
+  Credit = 4,  // explicit credit return, from the receive buffers reserved for it
+};
+
+// Messages that take part in tag matching carry a per-peer sequence number (msn): a peer's
+// messages can travel on several queue pairs (one per size class) and are matched in msn order,
+// so matching stays in posting order whatever QP each message took.
+struct Header {
+  uint8_t type;      // MsgType
+  uint8_t klass;     // size class the sender chose; must be the class of the receiving QP
+  uint16_t credits;  // receive buffers of this QP freed by the sender of this message
+  uint16_t cm_ack;   // credit messages it consumed (they use reserved buffers)
+  uint16_t reserved;
+  uint32_t msn;     // per-peer matching order (Eager, Rts)
+  uint32_t length;  // Eager: payload bytes after the header
+  uint64_t tag;
+};
+static_assert(sizeof(Header) == 24);
+
+struct RtsBody {
+  uint64_t addr;     // sender's buffer
+  uint64_t length;   // message length
+  uint64_t send_id;  // sender's request, echoed in the FIN
+  uint32_t rkey;
+  uint32_t reserved;
+};
+static_assert(sizeof(RtsBody) == 32);
+
+struct FinBody {
+  uint64_t send_id;
+  uint64_t length;  // bytes the receiver read
+  int32_t status;   // 0, or a braid_result_t (the receive buffer was too short)
+  uint32_t reserved;
+};
+static_assert(sizeof(FinBody) == 24);
+
+constexpr size_t kMaxControlBytes = sizeof(Header) + sizeof(RtsBody);
+// Rendezvous lengths beyond this are refused as malformed (no real message is 1 TiB).
+constexpr uint64_t kMaxRendezvousLength = uint64_t{1} << 40;
+
+struct Message {
+  Header header{};
+  const uint8_t *payload = nullptr;  // Eager
+  size_t payload_len = 0;
+  RtsBody rts{};
+  FinBody fin{};
+};
+
+// Limits the receiving QP imposes on what a valid message may say.
+struct WireLimits {
+  uint8_t klass;  // the class of the QP the message arrived on
+  uint8_t class_count;
+  uint32_t max_credits;  // at most the buffers that QP's receive queue has
+};
+
+// Validates `len` received bytes. On failure returns false and describes the problem in *why.
+bool parse_message(const void *data, size_t len, const WireLimits &limits, Message *out,
+                   std::string *why);
+
+}  // namespace braid::verbs
