@@ -11,6 +11,7 @@
 #define BRAID_BRAID_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,6 +97,16 @@ BRAID_API braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t
 BRAID_API braid_result_t braid_test(braid_request_t *req, int *done);
 /* Frees *req and sets it NULL; the result is the collective's. */
 BRAID_API braid_result_t braid_wait(braid_request_t *req);
+
+/* Counters of a communicator's transport (messages and bytes by protocol, receives posted, SRQ
+ * limit events, credit stalls, registered memory, ... as the transport defines them) followed by
+ * braid's own ("collectives_started"). Copies up to *n into out and sets *n to the number
+ * available; call with *n = 0 to size the array. */
+typedef struct braid_counter {
+  char name[48];
+  uint64_t value;
+} braid_counter_t;
+BRAID_API braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size_t *n);
 
 BRAID_API const char *braid_strerror(braid_result_t r);
 /* This thread's detailed message for its last failure ("" if none). */

@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <ranges>
 #include <stdexcept>
+#include <map>
 #include <string>
+#include <vector>
 #include <type_traits>
 #include <utility>
 
@@ -117,6 +119,17 @@ class Comm {
     return t ? t : "";
   }
   braid_comm_t native() const { return c_; }
+
+  // The transport's counters and braid's own, by name (see braid_comm_counters).
+  std::map<std::string, uint64_t> counters() const {
+    size_t n = 0;
+    detail::check(braid_comm_counters(c_, nullptr, &n));
+    std::vector<braid_counter_t> raw(n);
+    detail::check(braid_comm_counters(c_, raw.data(), &n));
+    std::map<std::string, uint64_t> out;
+    for (size_t i = 0; i < n && i < raw.size(); ++i) out[raw[i].name] = raw[i].value;
+    return out;
+  }
 
   // Out of place: `out` must have as many elements as `in`.
   template <Buffer In, Buffer Out>

@@ -2,9 +2,12 @@
 // last-error message. Nothing here communicates by itself; see comm_object.cpp.
 #include <braid/braid.h>
 
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "api/comm_object.hpp"
 #include "config/env_config.hpp"
@@ -115,6 +118,29 @@ int braid_comm_size(braid_comm_t comm) {
 const char *braid_comm_transport(braid_comm_t comm) {
   if (comm == nullptr || comm != g_world.get()) return nullptr;
   return comm->world->transport->name().c_str();
+}
+
+braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size_t *n) {
+  return guarded([&] {
+    braid_comm_s &c = checked(comm);
+    if (n == nullptr)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_counters: n is NULL");
+    if (*n > 0 && out == nullptr)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
+                          "braid_comm_counters: out is NULL with *n = ", *n);
+    std::vector<braid_transport_counter_t> all = c.world->transport->counters();
+    braid_transport_counter_t own{};
+    std::snprintf(own.name, sizeof own.name, "collectives_started");
+    own.value = c.next_seq;
+    all.push_back(own);
+    for (size_t i = 0; i < all.size() && i < *n; ++i) {
+      static_assert(sizeof out[i].name == sizeof all[i].name);
+      std::memcpy(out[i].name, all[i].name, sizeof out[i].name);
+      out[i].name[sizeof out[i].name - 1] = '\0';
+      out[i].value = all[i].value;
+    }
+    *n = all.size();
+  });
 }
 
 braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
