@@ -17,6 +17,11 @@ packages=(build-essential cmake ninja-build pkg-config libucx-dev ucx-utils
           libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev
           python3 openmpi-bin libopenmpi-dev libpmix-dev slurm-wlm
           mpich libmpich-dev gnuplot-nox)
+# The verbs plugin builds against rdma-core. The rxe tests (tests/rxe) run in a qemu guest with
+# a soft-RoCE device; tests/vm/run-in-guest installs qemu, Debian's kernel and busybox-static
+# itself, when missing (it skips the kernel's /boot initrd, which the guest does not use).
+packages+=(libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils
+           perftest)
 
 # shellcheck source=scripts/lib/common.sh
 source scripts/lib/common.sh

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs INSIDE a test guest (tests/vm/run-in-guest[-pair]): the named suites one after another,
+# each with its own time limit, even when an earlier one failed, and reports each one's result
+# on a "RESULT <suite>: PASS|FAIL" line and all of them on a closing "SUITES" line.
+#   guest-suites.sh SUITE...      (BRAID_BIN = the build's bin directory)
+# Suites (the transport comes from the environment: BRAID_TRANSPORT, UCX_*, BRAID_VERBS_*):
+#   transport:N   braid_transport_tests on N ranks under braidrun
+#   multiproc:N   the multi-process collective suite on N ranks under braidrun (as ctest runs
+#                 it, without the Large and Timeout tests)
+#   pair-transport:PORT, pair-multiproc:PORT   one rank per guest of a pair (rank = RXE_NODE),
+#                 started through the environment contract with the bootstrap on node 0's
+#                 address, 192.0.2.1:PORT
+set -u
+: "${BRAID_BIN:?BRAID_BIN must name the bin directory of the build}"
+SUITE_LIMIT=${BRAID_RXE_SUITE_LIMIT:-600}
+MP_FILTER='--gtest_filter=-Large.*:Timeout.*'
+passed=() failed=()
+
+run_suite() {   # run_suite NAME
+  local name=$1 kind=${1%%:*} arg=${1#*:} start=$SECONDS rc=0 cmd
+  case $kind in
+    transport) cmd=("$BRAID_BIN/braidrun" -n "$arg" --timeout 300 --tag-output "$BRAID_BIN/braid_transport_tests") ;;
+    multiproc) cmd=("$BRAID_BIN/braidrun" -n "$arg" --timeout 300 --tag-output "$BRAID_BIN/braid_multiproc_tests" "$MP_FILTER") ;;
+    pair-transport|pair-multiproc)
+      # The environment contract by hand: what a launcher would give each rank.
+      cmd=(env BRAID_RANK="$RXE_NODE" BRAID_SIZE=2 BRAID_BOOTSTRAP="192.0.2.1:$arg"
+               BRAID_JOB_KEY="rxe-pair-${RXE_PAIR_ID:-x}-$arg" BRAID_TIMEOUT=300)
+      if [[ $kind == pair-transport ]]; then cmd+=("$BRAID_BIN/braid_transport_tests")
+      else cmd+=("$BRAID_BIN/braid_multiproc_tests" "$MP_FILTER"); fi ;;
+    *) echo "guest-suites.sh: unknown suite '$name'" >&2; return 2 ;;
+  esac
+  echo "==== suite $name: BRAID_TRANSPORT=${BRAID_TRANSPORT:-} BRAID_VERBS_RECV_QUEUES=${BRAID_VERBS_RECV_QUEUES:-} UCX_TLS=${UCX_TLS:-}"
+  timeout -k 10 "$SUITE_LIMIT" "${cmd[@]}" || rc=$?
+  (( rc == 124 )) && echo "suite $name: killed after ${SUITE_LIMIT}s"
+  if (( rc == 0 )); then passed+=("$name"); echo "RESULT $name: PASS ($(( SECONDS - start ))s)"
+  else failed+=("$name"); echo "RESULT $name: FAIL, exit $rc ($(( SECONDS - start ))s)"; fi
+}
+
+for s in "$@"; do run_suite "$s"; done
+echo "SUITES passed: ${passed[*]:-none}; failed: ${failed[*]:-none}"
+(( ${#failed[@]} == 0 ))

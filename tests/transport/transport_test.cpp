@@ -1,0 +1,292 @@
+// braid_transport_tests: transport-level tests of one transport plugin, run as every rank of a
+// job (`braidrun -n 2 braid_transport_tests`). The plugin is loaded exactly as braid_init loads
+// it (create_world: job source, bootstrap, BRAID_TRANSPORT) and driven through the C++ wrapper
+// over the plugin ABI (comm/transport.hpp), with NULL registrations as braid passes them, so
+// the plugin's own registration cache is what the reuse case exercises.
+//
+// Cases, between every pair of ranks, payloads filled with patterns that depend on the source,
+// destination, tag and offset (so a message delivered to the wrong receive is detected):
+//   sizes         every size from 0 B to 16 MiB around each threshold: 2^k-1, 2^k, 2^k+1, the
+//                 eager limit and max_message from the properties +-1; half the receives are
+//                 posted before the sends and half after; receive buffers are 64 B longer than
+//                 the message, and the bytes past the message must stay untouched
+//   in_flight     256 messages outstanding each way per peer before anything is waited for
+//   tag_order     receives posted in another order than the sends (distinct tags), and
+//                 messages with one tag matching receives in posting order
+//   burst         every peer sends far more small messages than any receive queue holds
+//                 before the receiver posts a single receive (an SRQ's or credit window's
+//                 worth many times over); nothing may be lost, nothing may hang
+//   reuse         a buffer is sent from (and received into), unmapped, mapped again at the
+//                 same address with other contents, and used again: the peer must see the new
+//                 contents and the receiver must find the new data in the new mapping
+// Prints "PASS <case> (<ms> ms)" per case; the first failure prints "FAIL <case>: <why>" naming
+// the peer, tag and size, and exits 1. Every wait has a deadline (BRAID_TIMEOUT, at most 120 s).
+//   braid_transport_tests [--only=case,case] [--burst=N]
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "comm/world.hpp"
+#include "error.hpp"
+#include "transport_checks.hpp"
+
+namespace bt = braid::transport_test;
+using braid::detail::cat;
+
+namespace {
+
+struct Case {
+  const char *name;
+  void (*run)(bt::Job &);
+};
+
+constexpr size_t kMaxSize = size_t{16} << 20;
+constexpr size_t kSlack = 64;  // receive buffers are this much longer than the message
+
+std::vector<size_t> interesting_sizes(const braid_transport_props_t &props) {
+  std::vector<size_t> sizes{0, 1, 2, 3};
+  for (size_t p = 4; p <= kMaxSize; p *= 2) sizes.insert(sizes.end(), {p - 1, p, p + 1});
+  for (size_t s : {props.eager_limit, props.max_message})
+    if (s > 0 && s < kMaxSize) sizes.insert(sizes.end(), {s - 1, s, s + 1});
+  std::erase_if(sizes, [&](size_t s) { return s > kMaxSize || s > props.max_message; });
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+void case_sizes(bt::Job &job) {
+  const std::vector<size_t> sizes = interesting_sizes(job.props());
+  uint64_t tag = 0;
+  for (size_t bytes : sizes) {
+    ++tag;
+    bt::Batch batch(job, cat("sizes, ", bytes, " B"));
+    std::vector<std::vector<unsigned char>> in(job.size()), out(job.size());
+    const bool recv_first = tag % 2 == 0;
+    auto post_recvs = [&] {
+      for (int peer : job.peers()) {
+        in[peer].assign(bytes + kSlack, bt::kSentinel);
+        batch.recv(peer, tag, in[peer].data(), bytes + kSlack, bytes);
+      }
+    };
+    if (recv_first) post_recvs();
+    for (int peer : job.peers()) {
+      out[peer].resize(bytes);
+      bt::fill(out[peer].data(), bytes, bt::seed(job.rank(), peer, tag));
+      batch.send(peer, tag, out[peer].data(), bytes);
+    }
+    if (!recv_first) {
+      batch.progress_for(std::chrono::milliseconds(2));  // let the messages arrive unexpected
+      post_recvs();
+    }
+    batch.wait_all();
+    for (int peer : job.peers()) {
+      bt::verify(in[peer].data(), bytes, bt::seed(peer, job.rank(), tag), cat("from rank ", peer));
+      bt::verify_sentinel(in[peer].data() + bytes, kSlack,
+                          cat("past a ", bytes, " B message from rank ", peer));
+    }
+  }
+  std::printf("  (%zu sizes from 0 to %zu B; eager limit %zu, max message %zu)\n", sizes.size(),
+              sizes.back(), job.props().eager_limit, job.props().max_message);
+}
+
+// n messages per peer each way, sizes cycling through `sizes`, all posted before any wait.
+void exchange_many(bt::Job &job, const char *what, int n, const std::vector<size_t> &sizes,
+                   const std::function<int(int)> &recv_order, bool recv_first,
+                   std::chrono::milliseconds delay_recvs) {
+  bt::Batch batch(job, what);
+  auto size_of = [&](int i) { return sizes[i % sizes.size()]; };
+  std::vector<std::vector<std::vector<unsigned char>>> in(job.size()), out(job.size());
+  auto post_recvs = [&] {
+    for (int peer : job.peers()) {
+      in[peer].resize(n);
+      for (int k = 0; k < n; ++k) {
+        int i = recv_order(k);
+        in[peer][i].assign(size_of(i), bt::kSentinel);
+        batch.recv(peer, i, in[peer][i].data(), size_of(i), size_of(i));
+      }
+    }
+  };
+  if (recv_first) post_recvs();
+  for (int peer : job.peers()) {
+    out[peer].resize(n);
+    for (int i = 0; i < n; ++i) {
+      out[peer][i].resize(size_of(i));
+      bt::fill(out[peer][i].data(), size_of(i), bt::seed(job.rank(), peer, i));
+      batch.send(peer, i, out[peer][i].data(), size_of(i));
+    }
+  }
+  if (!recv_first) {
+    batch.progress_for(delay_recvs);
+    post_recvs();
+  }
+  batch.wait_all();
+  for (int peer : job.peers())
+    for (int i = 0; i < n; ++i)
+      bt::verify(in[peer][i].data(), size_of(i), bt::seed(peer, job.rank(), i),
+                 cat(what, ": message ", i, " from rank ", peer));
+}
+
+void case_in_flight(bt::Job &job) {
+  const size_t eager = std::max<size_t>(job.props().eager_limit, 1);
+  std::vector<size_t> sizes{8, 1000, 4096, std::min(eager + 1, size_t{256} << 10)};
+  exchange_many(job, "in_flight", 256, sizes, [](int k) { return k; }, true, {});
+}
+
+void case_tag_order(bt::Job &job) {
+  const size_t eager = std::max<size_t>(job.props().eager_limit, 1);
+  std::vector<size_t> sizes{16, 3000, std::min(eager + 7, size_t{1} << 20), 0, 70000};
+  const int n = 64;
+  // Distinct tags: receives in reverse order, posted before and after the sends.
+  exchange_many(job, "tag_order reversed", n, sizes, [&](int k) { return n - 1 - k; }, true, {});
+  exchange_many(
+      job, "tag_order reversed, late", n, sizes, [&](int k) { return n - 1 - k; }, false,
+      std::chrono::milliseconds(20));
+  // A stride permutation (7 is coprime with 64).
+  exchange_many(job, "tag_order strided", n, sizes, [&](int k) { return (k * 7) % n; }, true, {});
+
+  // One tag, many messages of different sizes: they match receives in posting order.
+  bt::Batch batch(job, "tag_order same tag");
+  const uint64_t tag = 4242;
+  const int m = 32;
+  std::vector<std::vector<unsigned char>> out(m * job.size()), in(m * job.size());
+  auto len = [&](int i) { return sizes[i % sizes.size()] + static_cast<size_t>(i); };
+  for (int peer : job.peers())
+    for (int i = 0; i < m; ++i) {
+      auto &b = out[peer * m + i];
+      b.resize(len(i));
+      bt::fill(b.data(), b.size(), bt::seed(job.rank(), peer, 100000 + i));
+      batch.send(peer, tag, b.data(), b.size());
+    }
+  for (int peer : job.peers())
+    for (int i = 0; i < m; ++i) {
+      auto &b = in[peer * m + i];
+      b.assign(len(i), bt::kSentinel);
+      batch.recv(peer, tag, b.data(), b.size(), b.size());
+    }
+  batch.wait_all();
+  for (int peer : job.peers())
+    for (int i = 0; i < m; ++i)
+      bt::verify(in[peer * m + i].data(), len(i), bt::seed(peer, job.rank(), 100000 + i),
+                 cat("same tag: message ", i, " from rank ", peer, " (posting order)"));
+}
+
+int g_burst = 2048;
+
+void case_burst(bt::Job &job) {
+  // Mostly tiny messages (the 256 B class of a shared-mode spec), some that need a 4 KiB
+  // buffer. The receivers keep progressing for a while without any receive posted, so every
+  // message arrives unexpected, then post them all in order.
+  std::vector<size_t> sizes{32, 32, 32, 200, 32, 32, 32, 3000};
+  exchange_many(
+      job, "burst", g_burst, sizes, [](int k) { return k; }, false, std::chrono::milliseconds(500));
+  std::printf("  (%d messages from each of %d peers before any receive was posted)\n", g_burst,
+              job.size() - 1);
+}
+
+// Maps `bytes` at `at` (or anywhere when null); MAP_FIXED replaces nothing: `at` was unmapped.
+unsigned char *map_at(void *at, size_t bytes) {
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED : 0);
+  void *p = mmap(at, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (p == MAP_FAILED)
+    throw bt::CaseFailure(cat("mmap of ", bytes, " B failed: ", std::strerror(errno)));
+  return static_cast<unsigned char *>(p);
+}
+
+void case_reuse(bt::Job &job) {
+  const size_t eager = std::max<size_t>(job.props().eager_limit, 1);
+  for (size_t bytes : {size_t{4096}, std::min(eager + 4096, size_t{4} << 20), size_t{1} << 20}) {
+    if (bytes > job.props().max_message) continue;
+    const size_t span = (bytes + 4095) / 4096 * 4096;
+    // One mapping per peer and direction, reused in the same place for two rounds.
+    std::vector<unsigned char *> out(job.size(), nullptr), in(job.size(), nullptr);
+    for (int round = 0; round < 3; ++round) {
+      bt::Batch batch(job, cat("reuse ", bytes, " B round ", round));
+      const uint64_t tag = 5000 + round;
+      for (int peer : job.peers()) {
+        unsigned char *o = out[peer], *i = in[peer];
+        if (round > 0) {  // free, then a new mapping at the same address, new contents
+          munmap(o, span);
+          munmap(i, span);
+        }
+        out[peer] = map_at(o, span);
+        in[peer] = map_at(i, span);
+        if (round > 0 && (out[peer] != o || in[peer] != i))
+          throw bt::CaseFailure("MAP_FIXED did not give the same address back");
+        std::memset(in[peer], bt::kSentinel, span);
+        bt::fill(out[peer], bytes, bt::seed(job.rank(), peer, tag));
+        batch.recv(peer, tag, in[peer], bytes, bytes);
+      }
+      for (int peer : job.peers()) batch.send(peer, tag, out[peer], bytes);
+      batch.wait_all();
+      for (int peer : job.peers())
+        bt::verify(in[peer], bytes, bt::seed(peer, job.rank(), tag),
+                   cat("round ", round, " from rank ", peer, " into a buffer at a reused address"));
+      job.barrier();  // every peer is done with this round's buffers before they are unmapped
+    }
+    for (int peer : job.peers()) {
+      munmap(out[peer], span);
+      munmap(in[peer], span);
+    }
+  }
+  // malloc reuse: glibc usually hands the block just freed back for the next allocation.
+  for (int round = 0; round < 3; ++round) {
+    const size_t bytes = 20000;
+    const uint64_t tag = 6000 + round;
+    bt::Batch batch(job, cat("reuse malloc round ", round));
+    std::vector<unsigned char *> out(job.size()), in(job.size());
+    for (int peer : job.peers()) {
+      out[peer] = static_cast<unsigned char *>(std::malloc(bytes));
+      in[peer] = static_cast<unsigned char *>(std::malloc(bytes));
+      std::memset(in[peer], bt::kSentinel, bytes);
+      bt::fill(out[peer], bytes, bt::seed(job.rank(), peer, tag));
+      batch.recv(peer, tag, in[peer], bytes, bytes);
+      batch.send(peer, tag, out[peer], bytes);
+    }
+    batch.wait_all();
+    for (int peer : job.peers())
+      bt::verify(in[peer], bytes, bt::seed(peer, job.rank(), tag),
+                 cat("malloc round ", round, " from rank ", peer));
+    job.barrier();
+    for (int peer : job.peers()) {
+      std::free(out[peer]);
+      std::free(in[peer]);
+    }
+  }
+}
+
+const Case kCases[] = {{"sizes", case_sizes},
+                       {"in_flight", case_in_flight},
+                       {"tag_order", case_tag_order},
+                       {"burst", case_burst},
+                       {"reuse", case_reuse}};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--only=", 0) == 0) {
+      only = "," + a.substr(7) + ",";
+    } else if (a.rfind("--burst=", 0) == 0) {
+      g_burst = std::max(1, std::atoi(a.c_str() + 8));
+    } else {
+      std::fprintf(stderr, "usage: braid_transport_tests [--only=case,...] [--burst=N]\n");
+      return 2;
+    }
+  }
+  return bt::run_cases(only, [&](bt::Job &job, const std::string &filter) {
+    for (const Case &c : kCases)
+      if (filter.empty() || filter.find(cat(",", c.name, ",")) != std::string::npos)
+        if (!job.run_case(c.name, [&] { c.run(job); })) return 1;
+    return 0;
+  });
+}
