@@ -197,7 +197,7 @@ Plugin select_transport(const std::string &requested, std::vector<PluginProblem>
       problems->push_back({name, why});
       continue;
     }
-    char reason[256] = {0};
+    char reason[512] = {0};
     if (plugin.ops->probe != nullptr && plugin.ops->probe(reason, sizeof reason) == 0) {
       problems->push_back({name, cat(plugin.path, ": ", reason)});
       dlclose(plugin.handle);
