@@ -62,7 +62,8 @@ std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
   comm->size = config.size;
   comm->scheduler =
       std::make_unique<coll::Scheduler>(*comm->world->transport, comm->rank, comm->size,
-                                        config.timeout_s, config.local_size > usable_cores());
+                                        config.timeout_s, config.local_size > usable_cores(),
+                                        comm->world->numa_node);
   return comm;
 }
 
