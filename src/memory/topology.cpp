@@ -14,9 +14,13 @@
 namespace braid::detail {
 namespace {
 
-hwloc_topology_t load_topology() {
+hwloc_topology_t load_topology(const char *xml_path = nullptr) {
   hwloc_topology_t topo = nullptr;
   if (hwloc_topology_init(&topo) != 0) fail(BRAID_ERR_INTERNAL, "hwloc_topology_init failed");
+  if (xml_path != nullptr && hwloc_topology_set_xml(topo, xml_path) != 0) {
+    hwloc_topology_destroy(topo);
+    fail(BRAID_ERR_INVALID_ARGUMENT, "hwloc cannot read the XML topology ", xml_path);
+  }
   // PCI devices and their OS devices (OpenFabrics, network) are needed to place buffers near
   // the HCA; bridges and unimportant devices are dropped to keep the tree small.
   hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
@@ -30,6 +34,10 @@ hwloc_topology_t load_topology() {
 }
 
 }  // namespace
+
+std::unique_ptr<Topology> Topology::from_xml(const std::string &path) {
+  return std::make_unique<Topology>(load_topology(path.c_str()));
+}
 
 const Topology &Topology::get() {
   static std::once_flag once;

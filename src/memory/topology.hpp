@@ -6,6 +6,7 @@
 
 #include <hwloc.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ class Topology {
   // The process's topology; the first call loads it (thread-safe). Throws Failure when hwloc
   // cannot load one (e.g. an unreadable HWLOC_XMLFILE).
   static const Topology &get();
+
+  // A separate topology read from an hwloc XML file (tests replay machines this way).
+  static std::unique_ptr<Topology> from_xml(const std::string &path);
 
   explicit Topology(hwloc_topology_t topo) : topo_(topo) {}
   ~Topology();
