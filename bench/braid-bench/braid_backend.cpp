@@ -1,5 +1,6 @@
 #include "braid_backend.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "algorithm_name.hpp"
@@ -85,6 +86,27 @@ void BraidBackend::broadcast(void *buf, size_t count, Dtype d, int root) {
 
 void BraidBackend::barrier() {
   check(braid_barrier(world_), "braid_barrier");
+}
+
+void *BraidBackend::alloc_buffer(size_t bytes) {
+  const char *node_text = std::getenv("BRAID_BENCH_BUFFER_NODE");
+  if (node_text == nullptr || *node_text == '\0') return nullptr;
+  const std::string text = node_text;
+  void *p = nullptr;
+  if (text == "remote") {
+    // The next node after this rank's, wrapping: on 2 nodes, the other one.
+    const int mine = braid_comm_numa_node(world_);
+    if (braid_mem_alloc(bytes, mine + 1, &p) == BRAID_SUCCESS) return p;
+    check(braid_mem_alloc(bytes, 0, &p), "braid_mem_alloc");
+    return p;
+  }
+  const int node = text == "local" ? BRAID_NUMA_LOCAL : std::atoi(node_text);
+  check(braid_mem_alloc(bytes, node, &p), "braid_mem_alloc");
+  return p;
+}
+
+void BraidBackend::free_buffer(void *p) {
+  (void)braid_mem_free(p);
 }
 
 }  // namespace braid_bench

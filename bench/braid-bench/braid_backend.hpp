@@ -19,6 +19,10 @@ class BraidBackend final : public Backend {
   void allreduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op) override;
   void broadcast(void *buf, size_t count, Dtype d, int root) override;
   void barrier() override;
+  // With BRAID_BENCH_BUFFER_NODE=local|remote|N: braid_mem_alloc on that NUMA node (remote:
+  // the node after the rank's own, wrapping).
+  void *alloc_buffer(size_t bytes) override;
+  void free_buffer(void *p) override;
 
  private:
   braid_comm_t world_;

@@ -25,6 +25,14 @@ class Backend {
   virtual void allreduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op) = 0;
   virtual void broadcast(void *buf, size_t count, Dtype d, int root) = 0;
   virtual void barrier() = 0;
+
+  // Benchmark buffers from the library's own allocator (e.g. NUMA-placed); nullptr means "use
+  // the driver's page-aligned malloc". free_buffer gets back only what alloc_buffer returned.
+  virtual void *alloc_buffer(size_t bytes) {
+    (void)bytes;
+    return nullptr;
+  }
+  virtual void free_buffer(void *p) { (void)p; }
 };
 
 }  // namespace braid_bench

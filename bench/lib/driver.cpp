@@ -18,18 +18,28 @@ namespace braid_bench {
 namespace {
 
 struct FreeDeleter {
-  void operator()(void *p) const { std::free(p); }
+  Backend *owner = nullptr;  // set when the backend allocated the buffer
+  void operator()(void *p) const {
+    if (owner != nullptr)
+      owner->free_buffer(p);
+    else
+      std::free(p);
+  }
 };
 using Buffer = std::unique_ptr<void, FreeDeleter>;
 
-// Page-aligned, like the buffers applications register with NICs.
-Buffer allocate(size_t bytes) {
+// Page-aligned, like the buffers applications register with NICs; from the backend's allocator
+// when it has one (braid-bench: BRAID_BENCH_BUFFER_NODE).
+Buffer allocate(Backend &backend, size_t bytes) {
   constexpr size_t kPage = 4096;
   const size_t rounded = (bytes + kPage - 1) / kPage * kPage;
-  void *p = std::aligned_alloc(kPage, rounded > 0 ? rounded : kPage);
+  const size_t n = rounded > 0 ? rounded : kPage;
+  void *p = backend.alloc_buffer(n);
+  FreeDeleter deleter{p != nullptr ? &backend : nullptr};
+  if (p == nullptr) p = std::aligned_alloc(kPage, n);
   if (p == nullptr) throw std::runtime_error(cat("cannot allocate ", bytes, " bytes"));
-  std::memset(p, 0, rounded > 0 ? rounded : kPage);  // touch every page before timing
-  return Buffer(p);
+  std::memset(p, 0, n);  // touch every page before timing
+  return Buffer(p, deleter);
 }
 
 struct OutputFile {
@@ -106,9 +116,9 @@ int run_benchmark(const Options &o, Backend &backend, const DriverSettings &sett
                                         : size_list(o.min_bytes, o.max_bytes, es);
   if (sizes.empty()) throw std::logic_error("empty size list");  // parse_options prevents it
   const size_t max_bytes = sizes.back();
-  Buffer send = allocate(max_bytes);
-  Buffer recv = allocate(o.collective == Collective::allreduce ? max_bytes : 0);
-  Buffer expected = allocate(o.check ? max_bytes : 0);
+  Buffer send = allocate(backend, max_bytes);
+  Buffer recv = allocate(backend, o.collective == Collective::allreduce ? max_bytes : 0);
+  Buffer expected = allocate(backend, o.check ? max_bytes : 0);
 
   if (lead) {
     std::fputs(table_header(info).c_str(), settings.out);

@@ -42,6 +42,8 @@
 #include <string>
 #include <vector>
 
+#include "memory/plugin_numa_args.hpp"
+#include "memory/topology.hpp"
 #include "plugin/plugin_loader.hpp"
 
 namespace {
@@ -186,7 +188,15 @@ class Endpoint {
       return fail_with(std::string("not usable here: ") + reason);
     }
     braid_bootstrap_t bs{&boot_, boot_.rank, 2, pair_allgather, pair_barrier};
-    braid_transport_init_args_t args{&bs, boot_.rank, 2, kTimeoutS, err_, sizeof err_, plugin_log};
+    braid_transport_init_args_t args{};
+    args.bootstrap = &bs;
+    args.local_rank = boot_.rank;
+    args.local_size = 2;
+    args.timeout_s = kTimeoutS;
+    args.err = err_;
+    args.err_len = sizeof err_;
+    args.log = plugin_log;
+    braid::detail::fill_numa_args(&args, braid::detail::Topology::get().bound_node());
     if (int rc = ops_->init(&args, &ctx_); rc != BRAID_SUCCESS) {
       ctx_ = nullptr;
       return fail_with("init failed (" + std::to_string(rc) + "): " + err_);

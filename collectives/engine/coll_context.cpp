@@ -26,11 +26,13 @@ CollContext::~CollContext() {
 OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
   Op op{peer, true, step, bytes, 0, {}};
   const auto *p = static_cast<const char *>(buf);
+  // Inside braid-allocated memory (braid_mem_alloc, scratch): registered once per communicator.
+  braid_transport_mr_t mr = bytes > 0 ? transport_.registration(buf, bytes) : nullptr;
   // A zero-byte message is still one message: the receiver waits for it.
   size_t offset = 0;
   do {
     size_t n = std::min(bytes - offset, max_message_);
-    op.pending.push_back(transport_.isend(peer, tag(step), p + offset, n));
+    op.pending.push_back(transport_.isend(peer, tag(step), p + offset, n, mr));
     offset += n;
   } while (offset < bytes);
   ops_.push_back(std::move(op));
@@ -41,10 +43,11 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
 OpId CollContext::recv(int peer, void *buf, size_t bytes, uint32_t step) {
   Op op{peer, false, step, bytes, 0, {}};
   auto *p = static_cast<char *>(buf);
+  braid_transport_mr_t mr = bytes > 0 ? transport_.registration(buf, bytes) : nullptr;
   size_t offset = 0;
   do {
     size_t n = std::min(bytes - offset, max_message_);
-    op.pending.push_back(transport_.irecv(peer, tag(step), p + offset, n));
+    op.pending.push_back(transport_.irecv(peer, tag(step), p + offset, n, mr));
     offset += n;
   } while (offset < bytes);
   ops_.push_back(std::move(op));

@@ -22,13 +22,14 @@ constexpr int kSleepMs = 1;
 }  // namespace
 
 Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double timeout_s,
-                     bool oversubscribed)
+                     bool oversubscribed, int numa_node)
     : transport_(transport),
       rank_(rank),
       size_(size),
       timeout_s_(timeout_s),
       seq_bits_(std::min(24u, transport.props().tag_bits - kStepBits)),
-      oversubscribed_(oversubscribed) {}
+      oversubscribed_(oversubscribed),
+      scratch_(numa_node) {}
 
 std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn algorithm,
                                              CollArgs args, uint64_t seq) {

@@ -16,8 +16,9 @@ class Scheduler {
  public:
   // `oversubscribed`: more ranks on this host than cores this process may run on. Then an idle
   // rank yields at once instead of spinning, because the peer it waits for needs the core.
-  Scheduler(detail::Transport &transport, int rank, int size, double timeout_s,
-            bool oversubscribed);
+  // `numa_node`: the rank's node, where scratch buffers go (-1: not bound).
+  Scheduler(detail::Transport &transport, int rank, int size, double timeout_s, bool oversubscribed,
+            int numa_node = -1);
 
   // Starts a collective: its first step runs now. `seq` is the communicator's sequence number
   // of this call, which all ranks agree on because they call collectives in the same order.
@@ -30,6 +31,7 @@ class Scheduler {
   // transport's wait mechanism, so oversubscribed ranks leave the cores to those with work.
   void wait(Collective &c);
   size_t active() const { return active_.size(); }
+  const ScratchPool &scratch() const { return scratch_; }
 
  private:
   detail::Transport &transport_;

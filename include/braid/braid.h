@@ -108,6 +108,16 @@ typedef struct braid_counter {
 } braid_counter_t;
 BRAID_API braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size_t *n);
 
+/* NUMA placement. Nodes are OS indexes (as numactl and /sys/devices/system/node number them).
+ * braid_mem_alloc returns page-aligned memory whose pages are bound to `numa_node` (placed on
+ * first touch); BRAID_NUMA_LOCAL means the calling rank's node. A node that does not exist is
+ * BRAID_ERR_INVALID_ARGUMENT naming the nodes that do. Collectives on such memory use a
+ * transport registration made once per communicator, not one per call. Needs no braid_init. */
+#define BRAID_NUMA_LOCAL (-1)
+BRAID_API braid_result_t braid_mem_alloc(size_t bytes, int numa_node, void **ptr); /* pages bound to that node; BRAID_NUMA_LOCAL = the calling rank's node */
+BRAID_API braid_result_t braid_mem_free(void *ptr); /* NULL is a no-op */
+BRAID_API int braid_comm_numa_node(braid_comm_t comm); /* node this rank is bound to, -1 if unbound or unknown */
+
 BRAID_API const char *braid_strerror(braid_result_t r);
 /* This thread's detailed message for its last failure ("" if none). */
 BRAID_API const char *braid_last_error(void);

@@ -11,7 +11,9 @@
 
 #include <braid/braid.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <ranges>
 #include <stdexcept>
 #include <map>
@@ -19,6 +21,7 @@
 #include <vector>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace braid {
 
@@ -119,6 +122,8 @@ class Comm {
     return t ? t : "";
   }
   braid_comm_t native() const { return c_; }
+  // NUMA node this rank is bound to, -1 if unbound or unknown.
+  int numa_node() const { return braid_comm_numa_node(c_); }
 
   // The transport's counters and braid's own, by name (see braid_comm_counters).
   std::map<std::string, uint64_t> counters() const {
@@ -195,6 +200,45 @@ class Comm {
   }
   braid_comm_t c_;
 };
+
+// Allocator over braid_mem_alloc: pages bound to one NUMA node (default: the rank's own) and
+// registered with the transport once per communicator, so collectives on them pay no
+// per-call registration. Any instance frees any other's memory (braid_mem_free).
+//
+//   braid::numa_vector<float> v(n, 0.0f);                           // on this rank's node
+//   std::vector<float, braid::NumaAllocator<float>> w(n, 0.0f, braid::NumaAllocator<float>(1));
+template <typename T>
+class NumaAllocator {
+ public:
+  using value_type = T;
+  using is_always_equal = std::true_type;
+
+  NumaAllocator() noexcept = default;
+  explicit NumaAllocator(int numa_node) noexcept : node_(numa_node) {}
+  template <typename U>
+  NumaAllocator(const NumaAllocator<U> &other) noexcept : node_(other.numa_node()) {}
+
+  // Throws braid::Error (BRAID_ERR_INVALID_ARGUMENT for a node that does not exist).
+  T *allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    void *p = nullptr;
+    detail::check(braid_mem_alloc((n > 0 ? n : 1) * sizeof(T), node_, &p));
+    return static_cast<T *>(p);
+  }
+  void deallocate(T *p, std::size_t) noexcept { (void)braid_mem_free(p); }
+  int numa_node() const noexcept { return node_; }
+
+  template <typename U>
+  bool operator==(const NumaAllocator<U> &) const noexcept {
+    return true;
+  }
+
+ private:
+  int node_ = BRAID_NUMA_LOCAL;
+};
+
+template <typename T>
+using numa_vector = std::vector<T, NumaAllocator<T>>;
 
 // Joins the job on construction and leaves it on destruction (one per process).
 class Session {

@@ -1,7 +1,9 @@
-/* braid transport plugin ABI, version 1.
+/* braid transport plugin ABI, version 2.
  *
  * A transport plugin is a shared library named libbraid-transport-<name>.so that exports one
- * object, `braid_transport_v1`, of type braid_transport_v1_t. braid looks for plugins in the
+ * object, `braid_transport_v2`, of type braid_transport_v2_t (v1 plugins, exporting
+ * `braid_transport_v1`, still load: the function table is the same, and v2 only appended
+ * fields to braid_transport_init_args_t, so a v1 plugin reads a valid prefix of it). braid looks for plugins in the
  * directory libbraid.so was loaded from (the install libdir), then in each absolute directory
  * of BRAID_PLUGIN_PATH (':'-separated); never in the current directory. It probes the newest
  * ABI version it knows first and refuses a plugin that exports none it knows, naming the file,
@@ -32,7 +34,7 @@
 extern "C" {
 #endif
 
-#define BRAID_TRANSPORT_ABI_VERSION 1
+#define BRAID_TRANSPORT_ABI_VERSION 2
 
 /* Out-of-band collective operations over the bootstrap network, for exchanging endpoint
  * addresses during init. Valid only during init. Both return a braid_result_t. */
@@ -55,6 +57,11 @@ typedef struct braid_transport_init_args {
   size_t err_len;
   /* Logging hook: level 0 = warn, 1 = info, 2 = trace. May be NULL. */
   void (*log)(int level, const char *msg);
+  /* ABI v2: NUMA placement through braid's single hwloc topology, so plugins load none. */
+  int numa_node;                                      /* node this rank is bound to, -1 unknown/unbound */
+  int (*device_numa_node)(const char *os_device);     /* NUMA node nearest an OS device by name (e.g. "mlx5_0", "rxe0"), via hwloc; -1 when unknown */
+  void *(*alloc_on_node)(size_t bytes, int numa_node); /* page-aligned, pages bound to numa_node (-1: no binding); NULL on failure */
+  void (*free_on_node)(void *ptr, size_t bytes);
 } braid_transport_init_args_t;
 
 typedef struct braid_transport_props {
@@ -129,6 +136,9 @@ typedef struct braid_transport_v1 {
   /* Destroys the context. Outstanding requests are cancelled. */
   int (*finalize)(braid_transport_ctx_t ctx);
 } braid_transport_v1_t;
+
+/* ABI v2 has the same function table; what changed is braid_transport_init_args_t. */
+typedef braid_transport_v1_t braid_transport_v2_t;
 
 #ifdef __cplusplus
 }

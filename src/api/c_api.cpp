@@ -13,6 +13,8 @@
 #include "config/env_config.hpp"
 #include "error.hpp"
 #include "log.hpp"
+#include "memory/mem_api.hpp"
+#include "memory/topology.hpp"
 
 using braid::detail::Failure;
 
@@ -211,6 +213,30 @@ braid_result_t braid_wait(braid_request_t *req) {
   });
   if (rc != BRAID_SUCCESS) return rc;
   return complete(req);
+}
+
+braid_result_t braid_mem_alloc(size_t bytes, int numa_node, void **ptr) {
+  return guarded([&] {
+    if (ptr == nullptr)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_mem_alloc: ptr is NULL");
+    *ptr = nullptr;
+    int rank_node = -1;
+    {
+      std::lock_guard lock(g_mutex);
+      rank_node = g_world ? g_world->world->numa_node : -2;
+    }
+    // Before braid_init the rank's node is its current CPU binding's.
+    if (rank_node == -2) rank_node = braid::detail::Topology::get().bound_node();
+    *ptr = braid::detail::mem_alloc(bytes, numa_node, rank_node);
+  });
+}
+
+braid_result_t braid_mem_free(void *ptr) {
+  return guarded([&] { braid::detail::mem_free(ptr); });
+}
+
+int braid_comm_numa_node(braid_comm_t comm) {
+  return comm != nullptr && comm == g_world.get() ? comm->world->numa_node : -1;
 }
 
 const char *braid_strerror(braid_result_t r) {

@@ -48,6 +48,15 @@ int usable_cores() {
   return CPU_COUNT(&set);
 }
 
+// Ranks competing for this rank's cores: braidrun's BRAID_BIND_SHARERS when it bound the rank
+// (a rank bound to a core of its own has one usable core and is still not oversubscribed),
+// else every rank on the host.
+bool oversubscribed(int local_size) {
+  const char *sharers = std::getenv("BRAID_BIND_SHARERS");
+  const int n = sharers ? std::atoi(sharers) : 0;
+  return (n > 0 ? n : local_size) > usable_cores();
+}
+
 }  // namespace
 
 std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
@@ -60,9 +69,9 @@ std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
   const EnvConfig &config = comm->world->config;
   comm->rank = config.rank;
   comm->size = config.size;
-  comm->scheduler =
-      std::make_unique<coll::Scheduler>(*comm->world->transport, comm->rank, comm->size,
-                                        config.timeout_s, config.local_size > usable_cores());
+  comm->scheduler = std::make_unique<coll::Scheduler>(
+      *comm->world->transport, comm->rank, comm->size, config.timeout_s,
+      oversubscribed(config.local_size), comm->world->numa_node);
   return comm;
 }
 

@@ -5,6 +5,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "error.hpp"
 #include "log.hpp"
+#include "memory/plugin_numa_args.hpp"
 
 namespace braid::detail {
 namespace {
@@ -38,12 +39,20 @@ void plugin_log(int level, const char *msg) {
 }  // namespace
 
 Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int local_size,
-                     double timeout_s)
+                     double timeout_s, int numa_node)
     : plugin_(std::move(plugin)), ops_(plugin_.ops) {
   braid_bootstrap_t bs{&bootstrap, bootstrap.rank(), bootstrap.size(), bootstrap_allgather,
                        bootstrap_barrier};
-  braid_transport_init_args_t args{&bs,  local_rank,  local_size, timeout_s,
-                                   err_, sizeof err_, plugin_log};
+  // A v1 plugin gets the same struct and reads only the fields it knows (a prefix).
+  braid_transport_init_args_t args{};
+  args.bootstrap = &bs;
+  args.local_rank = local_rank;
+  args.local_size = local_size;
+  args.timeout_s = timeout_s;
+  args.err = err_;
+  args.err_len = sizeof err_;
+  args.log = plugin_log;
+  fill_numa_args(&args, numa_node);
   int rc = ops_->init(&args, &ctx_);
   if (rc != BRAID_SUCCESS) raise(rc, "init");
   rc = ops_->get_properties(ctx_, &props_);
@@ -51,9 +60,32 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
   if (props_.max_message == 0) props_.max_message = size_t{1} << 30;
   if (props_.tag_bits < 32)
     fail(BRAID_ERR_TRANSPORT, plugin_.path, ": tag_bits ", props_.tag_bits, " is below 32");
+  if (ops_->reg_mr != nullptr && ops_->dereg_mr != nullptr) {
+    registrations_ = std::make_unique<RegistrationCache>(
+        RegionRegistry::instance(),
+        [this](void *addr, size_t bytes) -> void * {
+          braid_transport_mr_t mr = nullptr;
+          if (ops_->reg_mr(ctx_, addr, bytes, &mr) != BRAID_SUCCESS) {
+            // Unregistered memory still works (the plugin registers internally); only slower.
+            log(LogLevel::warn, plugin_.name, " transport: registering ", bytes,
+                " bytes failed, using the region unregistered: ", err_);
+            err_[0] = '\0';
+            return nullptr;
+          }
+          log(LogLevel::trace, plugin_.name, " transport: registered ", bytes, " bytes at ", addr);
+          return mr;
+        },
+        [this](void *mr) {
+          if (ops_->dereg_mr(ctx_, mr) != BRAID_SUCCESS) {
+            log(LogLevel::warn, plugin_.name, " transport: deregistration failed: ", err_);
+            err_[0] = '\0';
+          }
+        });
+  }
 }
 
 Transport::~Transport() {
+  registrations_.reset();  // deregisters while the context exists
   if (ctx_ != nullptr) ops_->finalize(ctx_);
 }
 
@@ -63,16 +95,18 @@ void Transport::raise(int code, const char *what) {
   fail(static_cast<braid_result_t>(code), plugin_.name, " transport ", what, ": ", detail);
 }
 
-braid_transport_req_t Transport::isend(int peer, uint64_t tag, const void *buf, size_t bytes) {
+braid_transport_req_t Transport::isend(int peer, uint64_t tag, const void *buf, size_t bytes,
+                                       braid_transport_mr_t mr) {
   braid_transport_req_t req = nullptr;
-  int rc = ops_->isend(ctx_, peer, tag, buf, bytes, nullptr, &req);
+  int rc = ops_->isend(ctx_, peer, tag, buf, bytes, mr, &req);
   if (rc != BRAID_SUCCESS) raise(rc, "send");
   return req;
 }
 
-braid_transport_req_t Transport::irecv(int peer, uint64_t tag, void *buf, size_t bytes) {
+braid_transport_req_t Transport::irecv(int peer, uint64_t tag, void *buf, size_t bytes,
+                                       braid_transport_mr_t mr) {
   braid_transport_req_t req = nullptr;
-  int rc = ops_->irecv(ctx_, peer, tag, buf, bytes, nullptr, &req);
+  int rc = ops_->irecv(ctx_, peer, tag, buf, bytes, mr, &req);
   if (rc != BRAID_SUCCESS) raise(rc, "receive");
   return req;
 }

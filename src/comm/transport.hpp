@@ -4,8 +4,11 @@
 
 #include <braid/transport.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "memory/registration_cache.hpp"
 
 #include "plugin/plugin_loader.hpp"
 
@@ -15,8 +18,10 @@ class Bootstrap;
 
 class Transport {
  public:
-  // Calls the plugin's init collectively over `bootstrap`.
-  Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int local_size, double timeout_s);
+  // Calls the plugin's init collectively over `bootstrap`. `numa_node` is the node this rank is
+  // bound to (-1 unknown), handed to v2 plugins with braid's topology helpers.
+  Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int local_size, double timeout_s,
+            int numa_node);
   ~Transport();
   Transport(const Transport &) = delete;
   Transport &operator=(const Transport &) = delete;
@@ -25,8 +30,21 @@ class Transport {
   const std::string &path() const { return plugin_.path; }
   const braid_transport_props_t &props() const { return props_; }
 
-  braid_transport_req_t isend(int peer, uint64_t tag, const void *buf, size_t bytes);
-  braid_transport_req_t irecv(int peer, uint64_t tag, void *buf, size_t bytes);
+  // `mr` from registration(), or nullptr.
+  braid_transport_req_t isend(int peer, uint64_t tag, const void *buf, size_t bytes,
+                              braid_transport_mr_t mr = nullptr);
+  braid_transport_req_t irecv(int peer, uint64_t tag, void *buf, size_t bytes,
+                              braid_transport_mr_t mr = nullptr);
+  // The registration of the braid-allocated region (braid_mem_alloc, scratch) holding
+  // [buf, buf + bytes), made on first use; nullptr for other memory or without reg_mr.
+  braid_transport_mr_t registration(const void *buf, size_t bytes) {
+    return registrations_ ? registrations_->lookup(buf, bytes) : nullptr;
+  }
+  // Registrations made so far (each region once per communicator) and still held.
+  size_t registrations_made() const {
+    return registrations_ ? registrations_->registrations_made() : 0;
+  }
+  size_t registrations_live() const { return registrations_ ? registrations_->live() : 0; }
   // Returns true when done (the request is then freed); throws when the request failed.
   bool test(braid_transport_req_t req, size_t *bytes);
   void progress();
@@ -42,6 +60,8 @@ class Transport {
   braid_transport_ctx_t ctx_ = nullptr;
   braid_transport_props_t props_{};
   char err_[1024] = {0};
+  // Declared last: destroyed first, while the plugin context still exists.
+  std::unique_ptr<RegistrationCache> registrations_;
 };
 
 }  // namespace braid::detail

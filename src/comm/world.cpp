@@ -5,6 +5,7 @@
 #include "error.hpp"
 #include "job/job_source.hpp"
 #include "log.hpp"
+#include "memory/topology.hpp"
 
 namespace braid::detail {
 
@@ -21,11 +22,21 @@ std::unique_ptr<World> create_world(const EnvLookup &env) {
   world->bootstrap = source->form_bootstrap();
   const auto t1 = std::chrono::steady_clock::now();
 
+  try {
+    world->numa_node = Topology::get().bound_node();
+  } catch (const Failure &f) {
+    log(LogLevel::warn, "no NUMA placement: ", f.message());
+  }
+  log(LogLevel::info, "NUMA node ", world->numa_node,
+      world->numa_node < 0 ? " (not bound to one node): internal buffers are not bound"
+                           : ": internal buffers are bound to it");
+
   Plugin plugin = select_transport(config.transport, &world->transport_problems);
   for (const PluginProblem &p : world->transport_problems)
     log(LogLevel::info, "transport ", p.name, " not used: ", p.detail);
-  world->transport = std::make_unique<Transport>(
-      std::move(plugin), *world->bootstrap, config.local_rank, config.local_size, config.timeout_s);
+  world->transport =
+      std::make_unique<Transport>(std::move(plugin), *world->bootstrap, config.local_rank,
+                                  config.local_size, config.timeout_s, world->numa_node);
   const auto t2 = std::chrono::steady_clock::now();
   auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   log(LogLevel::info, "rank ", config.rank, " of ", config.size, ": bootstrap ",

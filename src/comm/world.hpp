@@ -17,6 +17,7 @@ struct World {
   std::unique_ptr<Bootstrap> bootstrap;
   std::unique_ptr<Transport> transport;
   std::vector<PluginProblem> transport_problems;  // plugins tried before the chosen one
+  int numa_node = -1;  // node this rank's CPU affinity lies in; -1 when it spans several
 };
 
 // Finds the job's source (job/job_source.hpp), forms the bootstrap and the transport. Throws

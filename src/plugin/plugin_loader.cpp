@@ -16,7 +16,7 @@
 namespace braid::detail {
 namespace {
 
-constexpr int kNewestKnownAbi = 1;
+constexpr int kNewestKnownAbi = 2;
 constexpr int kOldestKnownAbi = 1;
 constexpr int kHighestProbedAbi = 9;  // so a newer plugin is reported by the versions it has
 
@@ -129,13 +129,17 @@ bool open_plugin(const std::string &name, Plugin *out, std::string *why) {
       continue;
     }
     std::string found;
-    const braid_transport_v1_t *ops = nullptr;
+    const braid_transport_v2_t *ops = nullptr;
+    int abi = 0;
     for (int v = kHighestProbedAbi; v >= 1; --v) {
       void *sym = dlsym(handle, cat("braid_transport_v", v).c_str());
       if (sym == nullptr) continue;
       found += cat(found.empty() ? "" : ",", "v", v);
-      if (ops == nullptr && v >= kOldestKnownAbi && v <= kNewestKnownAbi)
-        ops = static_cast<const braid_transport_v1_t *>(sym);
+      // v1 and v2 share the function table; v1 plugins simply ignore the args v2 appended.
+      if (ops == nullptr && v >= kOldestKnownAbi && v <= kNewestKnownAbi) {
+        ops = static_cast<const braid_transport_v2_t *>(sym);
+        abi = v;
+      }
     }
     if (ops == nullptr) {
       *why += cat(why->empty() ? "" : "; ", path, ": exports ABI versions {", found,
@@ -150,7 +154,7 @@ bool open_plugin(const std::string &name, Plugin *out, std::string *why) {
       dlclose(handle);
       continue;
     }
-    *out = Plugin{name, path, handle, ops};
+    *out = Plugin{name, path, handle, ops, abi};
     why->clear();  // earlier directories' refusals do not matter once one loaded
     return true;
   }

@@ -13,7 +13,8 @@ struct Plugin {
   std::string name;
   std::string path;
   void *handle = nullptr;  // dlopen handle; kept open for the life of the process
-  const braid_transport_v1_t *ops = nullptr;
+  const braid_transport_v2_t *ops = nullptr;
+  int abi = 0;  // the ABI version taken (the newest both sides know)
 };
 
 // Why one plugin could not be used, for error messages and braid-info.

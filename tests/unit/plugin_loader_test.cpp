@@ -206,7 +206,8 @@ TEST(PluginLoader, OpensUcxFromTheBuildTree) {
   ASSERT_NE(plugin.handle, nullptr);
   ASSERT_NE(plugin.ops, nullptr);
   EXPECT_STREQ(plugin.ops->name, "ucx");
-  EXPECT_EQ(plugin.ops, dlsym(plugin.handle, "braid_transport_v1"));
+  EXPECT_EQ(plugin.ops, dlsym(plugin.handle, "braid_transport_v2"));
+  EXPECT_EQ(plugin.abi, 2);
   EXPECT_NE(plugin.ops->probe, nullptr);
   EXPECT_NE(plugin.ops->init, nullptr);
   EXPECT_NE(plugin.ops->isend, nullptr);
@@ -220,7 +221,7 @@ TEST(PluginLoader, OpensUcxFromTheBuildTree) {
 
 TEST(PluginLoader, TestPluginsAreNotInTheRealPluginDir) {
   EXPECT_NE(fs::weakly_canonical(kTestPluginDir), fs::weakly_canonical(build_lib_dir()));
-  for (const char *name : {"future", "liar", "broken", "unusable", "dual"}) {
+  for (const char *name : {"future", "liar", "broken", "unusable", "dual", "both"}) {
     EXPECT_TRUE(fs::is_regular_file(test_plugin(name))) << test_plugin(name);
     EXPECT_FALSE(fs::exists(build_lib_dir() + "/libbraid-transport-" + name + ".so")) << name;
   }
@@ -231,7 +232,7 @@ TEST(PluginLoader, NewerAbiOnlyIsRefusedNamingVersions) {
   const std::string why = refusal("future");
   EXPECT_THAT(why, HasSubstr(test_plugin("future") + ": "));
   EXPECT_THAT(why, HasSubstr("exports ABI versions {v9}"));
-  EXPECT_THAT(why, HasSubstr("needs v1"));
+  EXPECT_THAT(why, HasSubstr("needs v1..v2"));
 }
 
 TEST(PluginLoader, KnownAbiIsTakenWhenNewerOnesAreExportedToo) {
@@ -243,6 +244,28 @@ TEST(PluginLoader, KnownAbiIsTakenWhenNewerOnesAreExportedToo) {
   ASSERT_NE(plugin.ops, nullptr);
   EXPECT_STREQ(plugin.ops->name, "dual");
   EXPECT_EQ(plugin.ops, dlsym(plugin.handle, "braid_transport_v1"));
+  EXPECT_EQ(plugin.abi, 1);  // a v1-only plugin (plus an unknown v3) still loads under ABI v2
+}
+
+TEST(PluginLoader, V2IsPreferredOverV1WhenBothAreExported) {
+  ScopedEnv env("BRAID_PLUGIN_PATH", kTestPluginDir);
+  Plugin plugin;
+  std::string why;
+  ASSERT_TRUE(open_plugin("both", &plugin, &why)) << why;
+  ASSERT_NE(plugin.ops, nullptr);
+  EXPECT_EQ(plugin.abi, 2);
+  EXPECT_EQ(plugin.ops, dlsym(plugin.handle, "braid_transport_v2"));
+  EXPECT_NE(plugin.ops, dlsym(plugin.handle, "braid_transport_v1"));
+}
+
+TEST(PluginLoader, V2InitArgsExtendV1AsASuffix) {
+  // A v1 plugin reads the struct through its own (shorter) definition: every v1 field must keep
+  // its offset, and the v2 fields must come after all of them.
+  EXPECT_GT(offsetof(braid_transport_init_args_t, numa_node),
+            offsetof(braid_transport_init_args_t, log));
+  EXPECT_GT(offsetof(braid_transport_init_args_t, free_on_node),
+            offsetof(braid_transport_init_args_t, alloc_on_node));
+  EXPECT_EQ(BRAID_TRANSPORT_ABI_VERSION, 2);
 }
 
 TEST(PluginLoader, PluginWhoseNameDisagreesWithItsFileIsRefused) {
@@ -416,7 +439,7 @@ TEST(PluginLoader, SelectReportsEachBrokenPlugin) {
     const char *detail;
   };
   for (const Case &c :
-       {Case{"future", "exports ABI versions {v9} but this braid needs v1"},
+       {Case{"future", "exports ABI versions {v9} but this braid needs v1..v2"},
         Case{"liar", "plugin calls itself 'ucx'"}, Case{"broken", "undefined symbol"}}) {
     SCOPED_TRACE(c.name);
     std::vector<PluginProblem> problems;

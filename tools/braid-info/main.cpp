@@ -1,5 +1,6 @@
 // braid-info: what this braid installation can do here: version, plugins (and why any cannot be
 // used), the transport BRAID_TRANSPORT would pick, and the algorithm selection table.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "config/env_config.hpp"
 #include "error.hpp"
+#include "numa_report.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "selection/selection.hpp"
 
@@ -16,7 +18,8 @@ void usage() {
   std::puts(
       "usage: braid-info [--explain [RANKS]] [--help]\n"
       "  Prints the braid version, the plugin search path, every transport plugin found and\n"
-      "  whether it can be used here (and why not), the transport BRAID_TRANSPORT selects, and\n"
+      "  whether it can be used here (and why not), the NUMA topology, binding, RDMA devices'\n"
+      "  nodes and buffer placement, the transport BRAID_TRANSPORT selects, and\n"
       "  the algorithm selection table.\n"
       "  --explain [RANKS]  also print the algorithm chosen per message size for RANKS ranks\n"
       "                     (default: BRAID_SIZE, else 4), honouring BRAID_ALLREDUCE_ALGO and\n"
@@ -61,6 +64,13 @@ int main(int argc, char **argv) {
       bool usable = plugin.ops->probe == nullptr || plugin.ops->probe(reason, sizeof reason);
       std::printf("  %-8s %s (%s)%s%s\n", name.c_str(), usable ? "usable" : "not usable here",
                   plugin.path.c_str(), usable ? "" : ": ", usable ? "" : reason);
+    }
+    try {
+      int local = 1;
+      if (const char *s = std::getenv("BRAID_LOCAL_SIZE")) local = std::max(1, std::atoi(s));
+      std::fputs(braid_info::numa_report(local).c_str(), stdout);
+    } catch (const detail::Failure &f) {
+      std::printf("numa: unknown: %s\n", f.what());
     }
     const char *requested = std::getenv("BRAID_TRANSPORT");
     std::string req = requested && *requested ? requested : "auto";

@@ -8,12 +8,15 @@ namespace braidrun {
 
 std::string_view usage_line() {
   return "Usage: braidrun -n N [--host H:S,... | --hostfile F] [--launch-agent CMD] [--transport T]"
-         "\n                [--timeout S] [--tag-output] [--] program [args...]\n";
+         "\n                [--timeout S] [--tag-output] [--bind-to none|core|numa] [--map-by "
+         "core|numa]"
+         "\n                [--report-bindings] [--] program [args...]\n";
 }
 
 std::string_view help_text() {
   return R"(Usage: braidrun -n N [--host H:S,... | --hostfile F] [--launch-agent CMD] [--transport T]
-                [--timeout S] [--tag-output] [--] program [args...]
+                [--timeout S] [--tag-output] [--bind-to none|core|numa] [--map-by core|numa]
+                [--report-bindings] [--] program [args...]
 
 Start N processes ("ranks") of program as one braid job, on this machine or on the hosts
 given, and supervise them.
@@ -50,6 +53,20 @@ Options:
                   written with one when the rank closes the stream; a line longer than
                   64 KiB is split. Without --tag-output the ranks write directly to
                   braidrun's stdout and stderr.
+  --bind-to none|core|numa
+                  What each rank on this machine is bound to (CPU affinity set before
+                  the program starts). Default: core when the machine has at least as
+                  many cores as local ranks, else none. With numa, local rank i runs on
+                  the CPUs of NUMA node i mod (nodes with CPUs), and braid puts its
+                  buffers there. Ranks started through the launch agent are not bound.
+  --map-by core|numa
+                  How ranks are laid out: core fills consecutive cores; numa goes
+                  round-robin over NUMA nodes, then over each node's cores. Default:
+                  numa with --bind-to numa, else core.
+  --report-bindings
+                  Print each rank's CPU list, cpuset and NUMA node to stderr before
+                  starting it. The machine's topology comes from hwloc (HWLOC_XMLFILE
+                  replays a saved one).
   --              End of braidrun's options: what follows is the program and its
                   arguments, even if it starts with '-'.
   -h, --help      Print this help and exit.

@@ -31,20 +31,32 @@ void kill_and_reap(const std::vector<RankProcess> &ranks) {
 
 std::vector<RankProcess> launch_ranks(const Options &options, const JobIdentity &job,
                                       const std::vector<Placement> &placement,
-                                      const InheritedState &inherited) {
+                                      const InheritedState &inherited,
+                                      const BindingPlan &bindings) {
   const int size = static_cast<int>(placement.size());
   const std::vector<std::string> agent = split_agent(options.launch_agent);
   const std::vector<std::string> agent_env = agent_environment(environ);
   std::vector<RankProcess> ranks;
   ranks.reserve(placement.size());
+  size_t local_index = 0;
   try {
     for (int rank = 0; rank < size; ++rank) {
       const Placement &where = placement[static_cast<std::size_t>(rank)];
-      const std::vector<std::string> environment =
+      std::vector<std::string> environment =
           rank_environment(environ, options, job, rank, size, where);
       if (where.local) {
-        ranks.push_back(spawn_rank(
-            SpawnRequest{rank, &options.command, &environment, options.tag_output, &inherited}));
+        SpawnRequest request{rank, &options.command, &environment, options.tag_output, &inherited};
+        std::erase_if(environment,
+                      [](const std::string &e) { return e.starts_with("BRAID_BIND_SHARERS="); });
+        if (local_index < bindings.ranks.size() && bindings.ranks[local_index].bound) {
+          request.affinity = &bindings.ranks[local_index].cpus;
+          // How many ranks share this rank's CPUs: a bound rank with a core of its own is not
+          // oversubscribed although its affinity mask holds one CPU (scheduler.hpp).
+          environment.push_back("BRAID_BIND_SHARERS=" +
+                                std::to_string(bindings.ranks[local_index].sharers));
+        }
+        ++local_index;
+        ranks.push_back(spawn_rank(request));
         continue;
       }
       const std::vector<std::string> argv =

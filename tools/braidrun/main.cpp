@@ -8,9 +8,11 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "binding.hpp"
 #include "help.hpp"
 #include "hosts.hpp"
 #include "job_identity.hpp"
@@ -31,6 +33,38 @@ std::vector<braidrun::Placement> place(const braidrun::Options &options) {
   if (options.hostfile)
     return braidrun::place_ranks(braidrun::read_hostfile(*options.hostfile), options.ranks);
   return braidrun::place_locally(options.ranks);
+}
+
+// Computes every local rank's binding and, with --report-bindings, prints it before any starts.
+braidrun::BindingPlan plan(const braidrun::Options &options,
+                           const std::vector<braidrun::Placement> &placement) {
+  const int local = static_cast<int>(std::count_if(
+      placement.begin(), placement.end(), [](const braidrun::Placement &p) { return p.local; }));
+  std::optional<braidrun::BindTo> bind_to;
+  std::optional<braidrun::MapBy> map_by;
+  if (options.bind_to) bind_to = braidrun::parse_bind_to(*options.bind_to);
+  if (options.map_by) map_by = braidrun::parse_map_by(*options.map_by);
+  hwloc_topology_t topo = braidrun::load_topology();
+  braidrun::BindingPlan plan = braidrun::plan_bindings(topo, bind_to, map_by, local);
+  hwloc_topology_destroy(topo);
+  if (options.report_bindings) {
+    std::string text = "braidrun: binding policy " + plan.policy + "\n";
+    size_t k = 0;
+    for (size_t rank = 0; rank < placement.size(); ++rank) {
+      if (!placement[rank].local) {
+        text += "braidrun: rank " + std::to_string(rank) + " on " + placement[rank].host +
+                ": not bound by this braidrun\n";
+        continue;
+      }
+      const braidrun::RankBinding &b = plan.ranks[k++];
+      text += "braidrun: rank " + std::to_string(rank) + ": " +
+              (b.bound ? "bound to " + b.target : std::string("not bound")) + ": cpus " +
+              b.cpu_list + " (cpuset " + b.cpuset_hex + "), NUMA node " + std::to_string(b.node) +
+              (b.node < 0 ? " (spans several)" : "") + "\n";
+    }
+    braidrun::write_all(STDERR_FILENO, text);
+  }
+  return plan;
 }
 
 bool verbose() {
@@ -59,7 +93,8 @@ int run_job(const braidrun::Options &options) {
         job.job_key, std::getenv("BRAID_SOCKET_IFNAME"), verbose());
     job.rendezvous = rendezvous->addresses();
   }
-  auto ranks = braidrun::launch_ranks(options, job, placement, inherited);
+  const braidrun::BindingPlan bindings = plan(options, placement);
+  auto ranks = braidrun::launch_ranks(options, job, placement, inherited, bindings);
   return braidrun::supervise(std::move(ranks), std::move(signal_fd));
 }
 

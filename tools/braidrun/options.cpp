@@ -95,6 +95,20 @@ CommandLine parse_command_line(std::span<const char *const> args) {
     }
     if (flag("--tag-output")) {
       options.tag_output = true;
+    } else if (flag("--report-bindings")) {
+      options.report_bindings = true;
+    } else if (name == "--bind-to") {
+      const auto text = value();
+      if (!text) return usage_error("option '--bind-to' requires a value");
+      if (*text != "none" && *text != "core" && *text != "numa")
+        return usage_error(invalid_value(name, *text, "none, core or numa"));
+      options.bind_to = std::string(*text);
+    } else if (name == "--map-by") {
+      const auto text = value();
+      if (!text) return usage_error("option '--map-by' requires a value");
+      if (*text != "core" && *text != "numa")
+        return usage_error(invalid_value(name, *text, "core or numa"));
+      options.map_by = std::string(*text);
     } else if (name == "-n" || name == "-np") {
       const auto text = value();
       if (!text) return usage_error("option '" + std::string(name) + "' requires a value");
@@ -136,7 +150,8 @@ CommandLine parse_command_line(std::span<const char *const> args) {
       if (text->find_first_not_of(" \t") == std::string_view::npos)
         return usage_error(invalid_value(name, *text, "a command, such as ssh"));
       options.launch_agent = std::string(*text);
-    } else if (attached && (name == "--help" || name == "--version" || name == "--tag-output")) {
+    } else if (attached && (name == "--help" || name == "--version" || name == "--tag-output" ||
+                            name == "--report-bindings")) {
       return usage_error("option '" + std::string(name) + "' takes no value");
     } else {
       return usage_error("unknown option '" + std::string(arg) + "'");

@@ -20,6 +20,9 @@ struct Options {
   std::optional<std::string> hosts;     // --host h1:2,h2:2, validated syntax (see hosts.hpp)
   std::optional<std::string> hostfile;  // --hostfile FILE, read when the job starts
   std::string launch_agent = "ssh";     // --launch-agent CMD, split at blanks
+  std::optional<std::string> bind_to;   // --bind-to none|core|numa (binding.hpp); unset: default
+  std::optional<std::string> map_by;    // --map-by core|numa
+  bool report_bindings = false;         // --report-bindings
   std::vector<std::string> command;     // program followed by its arguments
 };
 

@@ -14,7 +14,7 @@ namespace {
 
 // What the child sends back when it cannot get as far as the program.
 struct ChildFailure {
-  enum Stage : int { exec, parent_death_signal, redirect_output, redirect_input } stage;
+  enum Stage : int { exec, parent_death_signal, redirect_output, redirect_input, bind } stage;
   int error;
 };
 
@@ -80,6 +80,10 @@ bool move_fd(int fd, int target) {
   if (in_fd >= 0 && !move_fd(in_fd, STDIN_FILENO)) {
     child_fail(report_fd, ChildFailure::redirect_input, errno);
   }
+  if (request.affinity != nullptr &&
+      sched_setaffinity(0, sizeof(cpu_set_t), request.affinity) != 0) {
+    child_fail(report_fd, ChildFailure::bind, errno);
+  }
   restore_inherited_state(*request.inherited);
   execvpe(argv[0], argv, envp);
   child_fail(report_fd, ChildFailure::exec, errno);
@@ -100,6 +104,10 @@ SpawnError spawn_error(const SpawnRequest &request, const ChildFailure &failure)
       return SpawnError(
           "cannot start rank " + std::to_string(request.rank) + ": redirecting output: " + reason,
           1);
+    case ChildFailure::bind:
+      return SpawnError("cannot start rank " + std::to_string(request.rank) +
+                            ": binding it to its CPUs (sched_setaffinity): " + reason,
+                        1);
     case ChildFailure::redirect_input:
       return SpawnError(
           "cannot start rank " + std::to_string(request.rank) + ": redirecting input: " + reason,

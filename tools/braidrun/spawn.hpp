@@ -3,6 +3,7 @@
 // naming the program rather than showing up later as a rank that exited with 127.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <stdexcept>
@@ -31,6 +32,8 @@ struct SpawnRequest {
   // stdin from /dev/null instead of braidrun's: for launch agents, which (like ssh) would
   // otherwise all read braidrun's input.
   bool null_stdin = false;
+  // CPU affinity set in the child before exec (--bind-to); nullptr leaves braidrun's.
+  const cpu_set_t *affinity = nullptr;
 };
 
 // The rank could not be started; what() is the complete message, exit_status what braidrun

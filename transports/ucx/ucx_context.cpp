@@ -99,6 +99,10 @@ int context_create(const braid_transport_init_args_t *args, Context **out) {
   ctx->err = args->err;
   ctx->err_len = args->err_len;
   ctx->log = args->log;
+  // ABI v2 field (this plugin exports only v2, so it is always there). UCX allocates and
+  // places its own bounce buffers; the node is reported for the logs.
+  ctx->logf(1, "ucx: rank bound to NUMA node %d; UCX places its own internal buffers",
+            args->numa_node);
   const char *peer_errors = std::getenv("BRAID_UCX_PEER_ERRORS");
   ctx->peer_errors = peer_errors != nullptr && peer_errors[0] == '1';
   if (ctx->size >= (1 << kRankBits))

@@ -1,4 +1,4 @@
-// The UCX transport plugin: braid's transport ABI v1 on UCP's tag-matching API. UCX chooses its
+// The UCX transport plugin: braid's transport ABI v2 on UCP's tag-matching API. UCX chooses its
 // own transports (shared memory, TCP, verbs) and its own eager/rendezvous protocols.
 #include <braid/transport.h>
 #include <poll.h>
@@ -142,7 +142,8 @@ int finalize(braid_transport_ctx_t c) {
 }  // namespace
 }  // namespace braid::ucx
 
-extern "C" __attribute__((visibility("default"))) const braid_transport_v1_t braid_transport_v1 = {
+// ABI v2: UCX allocates its own bounce buffers, so it uses only `numa_node` (logged at init).
+extern "C" __attribute__((visibility("default"))) const braid_transport_v2_t braid_transport_v2 = {
     "ucx",
     braid::ucx::probe,
     braid::ucx::init,

@@ -1,4 +1,5 @@
-/* Exports ABI v1 and a newer v3: the loader must take v1 (the newest it knows) and accept it. */
+/* Exports ABI v1 and a newer v3: the loader must take v1 (the newest it knows of the two) and
+ * accept it: a v1-only plugin still loads under ABI v2. */
 #include <braid/transport.h>
 
 static int dual_probe(char *why, size_t why_len) {

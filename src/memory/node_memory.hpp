@@ -1,0 +1,19 @@
+// Page-aligned memory whose pages are bound to one NUMA node (mbind through hwloc). The pages
+// are placed when first touched, on the bound node whichever thread touches them.
+#pragma once
+
+#include <cstddef>
+
+namespace braid::detail {
+
+// `node` is an OS index, or -1 for no binding. Returns nullptr when the memory cannot be
+// mapped. A node that cannot be bound to (an XML-replayed topology, a container that forbids
+// mbind) still yields memory, unbound, and a warning once.
+void *alloc_on_node(size_t bytes, int node) noexcept;
+void free_on_node(void *ptr, size_t bytes) noexcept;
+
+// The node the calling thread's CPU belongs to right now (-1 if unknown): where an unbound
+// rank's BRAID_NUMA_LOCAL memory goes.
+int current_cpu_node() noexcept;
+
+}  // namespace braid::detail
