@@ -102,6 +102,27 @@ int open_device(Context *ctx) {
   return BRAID_SUCCESS;
 }
 
+// Receive and bounce buffers go on the NUMA node nearest the HCA (the core's hwloc topology
+// knows it); a device without a PCI parent (soft-RoCE) has no node, and then they follow the
+// rank's own node.
+void place_buffers(Context *ctx, const braid_transport_init_args_t *args) {
+  ctx->alloc_on_node = args->alloc_on_node;
+  ctx->free_on_node = args->free_on_node;
+  if (ctx->alloc_on_node == nullptr || ctx->free_on_node == nullptr) {
+    ctx->alloc_on_node = nullptr;
+    ctx->free_on_node = nullptr;
+  }
+  int hca = args->device_numa_node != nullptr ? args->device_numa_node(ctx->device_name.c_str()) : -1;
+  if (hca >= 0) {
+    ctx->numa_node = hca;
+    ctx->numa_reason = "nearest " + ctx->device_name;
+  } else {
+    ctx->numa_node = args->numa_node;
+    ctx->numa_reason = ctx->device_name + " has no NUMA node (no PCI parent); " +
+                       (args->numa_node >= 0 ? "the rank's node" : "the rank is unbound: first touch");
+  }
+}
+
 int create_cq(Context *ctx) {
   // Room for every work request that can be outstanding at once, so the CQ cannot overrun.
   long entries = 0;
@@ -135,6 +156,7 @@ int setup(Context *ctx, const braid_transport_init_args_t *args) {
     return ctx->error(BRAID_ERR_INVALID_ARGUMENT, "verbs: %s", why.c_str());
   int rc = open_device(ctx);
   if (rc != BRAID_SUCCESS) return rc;
+  place_buffers(ctx, args);
   if (ctx->size > 1 && static_cast<size_t>(ctx->size) * ctx->opt.queues.size() > kMaxConnections)
     return ctx->error(BRAID_ERR_INVALID_ARGUMENT, "verbs: %d ranks x %zu classes is too many QPs",
                       ctx->size, ctx->opt.queues.size());
@@ -160,12 +182,13 @@ int setup(Context *ctx, const braid_transport_init_args_t *args) {
   if (ctx->max_inline == UINT32_MAX) ctx->max_inline = 0;
   ctx->logf(1,
             "verbs: %s:%d at %s, receive queues %s, eager limit %zu, inline %u, max_msg_sz %llu, "
-            "%llu bytes of receive buffers, %llu of bounce buffers, buffers on NUMA node %d",
+            "%llu bytes of receive buffers, %llu of bounce buffers, on NUMA node %d (%s)",
             ctx->device_name.c_str(), ctx->port, ctx->address_text.c_str(),
             format_recv_queues(ctx->opt.queues).c_str(), ctx->eager_limit, ctx->max_inline,
             static_cast<unsigned long long>(ctx->max_msg_sz),
             static_cast<unsigned long long>(ctx->counters.recv_buffer_bytes),
-            static_cast<unsigned long long>(ctx->counters.send_buffer_bytes), ctx->numa_node);
+            static_cast<unsigned long long>(ctx->counters.send_buffer_bytes), ctx->numa_node,
+            ctx->numa_reason.c_str());
   return args->bootstrap->barrier(args->bootstrap->ctx);
 }
 

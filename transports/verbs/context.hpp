@@ -136,6 +136,7 @@ struct Context {
   size_t err_len = 0;
   void (*log)(int level, const char *msg) = nullptr;
   int numa_node = -1;  // where receive and bounce buffers go
+  std::string numa_reason;
   void *(*alloc_on_node)(size_t, int) = nullptr;
   void (*free_on_node)(void *, size_t) = nullptr;
   Options opt;

@@ -30,7 +30,8 @@ int send_fin(Context *ctx, int peer, uint64_t send_id, uint64_t length, int stat
   fin.fin.send_id = send_id;
   fin.fin.length = length;
   fin.fin.status = status;
-  return enqueue(ctx, peer, class_for(ctx, sizeof(Header) + sizeof(FinBody)), std::move(fin));
+  enqueue(ctx, peer, class_for(ctx, sizeof(Header) + sizeof(FinBody)), std::move(fin));
+  return BRAID_SUCCESS;
 }
 
 int post_reads(Context *ctx, Request *req) {

@@ -166,7 +166,11 @@ int class_for(const Context *ctx, size_t wire_bytes) {
   return -1;
 }
 
-int enqueue(Context *ctx, int peer, int klass, Outgoing out) {
+void enqueue(Context *ctx, int peer, int klass, Outgoing out) {
+  ctx->conn(peer, klass).backlog.push_back(std::move(out));
+}
+
+int send_now(Context *ctx, int peer, int klass, Outgoing out) {
   Conn &conn = ctx->conn(peer, klass);
   conn.backlog.push_back(std::move(out));
   return conn.backlog.size() == 1 ? flush_conn(ctx, conn) : BRAID_SUCCESS;

@@ -11,8 +11,15 @@ namespace braid::verbs {
 // The smallest class whose buffers hold `wire_bytes`; -1 when none does.
 int class_for(const Context *ctx, size_t wire_bytes);
 
-// Queues `out` on connection (peer, klass) and posts what it can.
-int enqueue(Context *ctx, int peer, int klass, Outgoing out);
+// Queues `out` on connection (peer, klass); progress posts it after the receive buffers were
+// posted again. Completion handlers must only queue: a message posted from inside completion
+// processing would spend credits the peer just returned without carrying the acknowledgement
+// of its credit messages (not yet reposted), and with both sides out of credit-message budget
+// nothing would move again.
+void enqueue(Context *ctx, int peer, int klass, Outgoing out);
+
+// Queues `out` and posts what it can at once: for isend, outside completion processing.
+int send_now(Context *ctx, int peer, int klass, Outgoing out);
 
 // Posts the backlogs and any credit messages that are due.
 int flush_sends(Context *ctx);

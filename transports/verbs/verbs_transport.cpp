@@ -112,7 +112,7 @@ int isend(braid_transport_ctx_t c, int peer, uint64_t tag, const void *buf, size
     }
     if (rc == BRAID_SUCCESS) {
       ++ctx->peers[static_cast<size_t>(peer)].next_send_msn;
-      rc = enqueue(ctx, peer, klass, std::move(o));
+      rc = send_now(ctx, peer, klass, std::move(o));
     }
   }
   if (rc != BRAID_SUCCESS) {
@@ -214,7 +214,7 @@ int finalize(braid_transport_ctx_t c) {
 }  // namespace
 }  // namespace braid::verbs
 
-extern "C" __attribute__((visibility("default"))) const braid_transport_v1_t braid_transport_v1 = {
+extern "C" __attribute__((visibility("default"))) const braid_transport_v2_t braid_transport_v2 = {
     "verbs",
     braid::verbs::probe,
     braid::verbs::init,
