@@ -38,6 +38,11 @@ class Collective {
   bool advance(bool *progressed);
   // Ends the collective with a failure that is not tied to one of its messages.
   void abort(braid_result_t result, const std::string &why);
+  // Replaces the outcome of a finished collective with a better explanation of its failure.
+  void rewrite(braid_result_t result, std::string message) {
+    result_ = result;
+    message_ = std::move(message);
+  }
   bool finished() const { return finished_; }
   braid_result_t result() const { return result_; }
   const std::string &message() const { return message_; }
