@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "error.hpp"
 
@@ -19,11 +21,15 @@ class PeerWatch {
   virtual ~PeerWatch() = default;
   // A rank's process is known to be gone.
   virtual bool peer_failed() const noexcept = 0;
+  // Which rank (-1 before any failure).
+  virtual int failed_rank() const = 0;
   // Describes that failure: "rank 2 failed: ...".
   virtual std::string peer_failure() const = 0;
   // Changes whenever another rank reports that the ranks disagreed about some collective.
   virtual uint64_t notice_generation() const noexcept = 0;
   virtual std::optional<std::string> notice_for(uint64_t seq) const = 0;
+  // Every notice still remembered: (sequence number, text).
+  virtual std::vector<std::pair<uint64_t, std::string>> notices() const = 0;
   // Asks every rank about collective `label` (blocks briefly). Returns the failure that
   // explains why it cannot complete: MISMATCH naming both sides when the ranks called
   // different things, PEER_FAILED when a rank is gone, and, when `timed_out`, TIMEOUT naming

@@ -63,6 +63,7 @@ std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn
   const uint64_t seq_part = seq & ((uint64_t{1} << seq_bits_) - 1);
   const uint64_t sig_part = signature_hash(args) & ((uint64_t{1} << sig_bits_) - 1);
   const uint64_t tag_base = ((seq_part << sig_bits_) | sig_part) << kStepBits;
+  started_ = std::max(started_, seq + 1);
   auto c = std::make_shared<Collective>(transport_, scratch_, rank_, size_, tag_base, timeout_s_,
                                         label, algorithm, args);
   bool progressed = false;
@@ -101,14 +102,44 @@ void Scheduler::watch_peers() {
   if (watch_->peer_failed()) {
     if (active_.empty()) return;
     const std::string why = watch_->peer_failure();
-    for (auto &c : active_) c->abort(BRAID_ERR_PEER_FAILED, why);
+    const int failed = watch_->failed_rank();
+    for (auto &c : active_) {
+      c->abort(BRAID_ERR_PEER_FAILED, why, failed);
+      c->mark_explained();
+    }
     return;
   }
   const uint64_t gen = watch_->notice_generation();
   if (gen == notices_seen_) return;
   notices_seen_ = gen;
-  for (auto &c : active_)
-    if (auto text = watch_->notice_for(c->label().seq)) c->abort(BRAID_ERR_MISMATCH, *text);
+  for (const auto &[seq, text] : watch_->notices()) {
+    bool in_flight = false;
+    for (auto &c : active_)
+      if (c->label().seq == seq) {
+        in_flight = true;
+        c->abort(BRAID_ERR_MISMATCH, text);
+        c->mark_explained();
+        note_result(*c);
+      }
+    const bool seen_here =
+        std::find(own_mismatches_.begin(), own_mismatches_.end(), seq) != own_mismatches_.end();
+    // A rank whose part of the call completed (e.g. a broadcast root whose sends went out)
+    // learns of the disagreement only now: it has moved on, the others have not.
+    if (!in_flight && !seen_here && seq < started_ && out_of_step_.empty()) {
+      out_of_step_ = detail::cat(text, " (call #", seq,
+                                 " had completed on this rank; the ranks are out of step)");
+      for (auto &c : active_) {
+        c->abort(BRAID_ERR_MISMATCH, out_of_step_);
+        c->mark_explained();
+      }
+    }
+  }
+}
+
+void Scheduler::note_result(const Collective &c) {
+  if (c.result() != BRAID_ERR_MISMATCH) return;
+  if (own_mismatches_.size() >= 16) own_mismatches_.erase(own_mismatches_.begin());
+  own_mismatches_.push_back(c.label().seq);
 }
 
 // A timeout, a garbled or refused message: ask the other ranks what they called, so the error
@@ -117,13 +148,16 @@ void Scheduler::watch_peers() {
 void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> &finished) {
   for (const auto &c : finished) {
     const braid_result_t rc = c->result();
+    if (c->explained()) continue;
     if (rc != BRAID_ERR_TIMEOUT && rc != BRAID_ERR_TRANSPORT && rc != BRAID_ERR_MISMATCH) continue;
     std::optional<detail::Failure> why = watch_->diagnose(c->label(), rc == BRAID_ERR_TIMEOUT);
-    if (!why) continue;
-    if (why->code() == BRAID_ERR_TIMEOUT)
-      c->rewrite(rc, c->message() + "; " + why->message());
-    else
-      c->rewrite(why->code(), c->label().str() + ": " + why->message());
+    if (why) {
+      if (why->code() == BRAID_ERR_TIMEOUT)
+        c->rewrite(rc, c->message() + "; " + why->message());
+      else
+        c->rewrite(why->code(), c->label().str() + ": " + why->message());
+    }
+    note_result(*c);
   }
 }
 
@@ -140,8 +174,15 @@ void Scheduler::suspect_stall(std::chrono::steady_clock::time_point now) {
   std::vector<std::shared_ptr<Collective>> suspects = active_;
   for (const auto &c : suspects) {
     if (c->finished()) continue;
-    if (std::optional<detail::Failure> why = watch_->diagnose(c->label(), false))
+    if (std::optional<detail::Failure> why = watch_->diagnose(c->label(), false)) {
+      // A notice that arrived during the query explains more (the disagreement that put the
+      // ranks out of step, rather than its consequence here).
+      watch_peers();
+      if (c->finished()) continue;
       c->abort(why->code(), why->message());
+      c->mark_explained();
+      note_result(*c);
+    }
   }
   std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });
   // Back off while the stall has no explanation: a slow rank is not worth a query per second.

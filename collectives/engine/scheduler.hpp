@@ -32,6 +32,14 @@ class Scheduler {
   // transport's wait mechanism, so oversubscribed ranks leave the cores to those with work.
   void wait(Collective &c);
   size_t active() const { return active_.size(); }
+  // Applies what the watch has learned (a failed rank, a disagreement reported by another rank)
+  // to the collectives in flight. Cheap when nothing is new.
+  void check_peers() {
+    if (watch_) watch_peers();
+  }
+  // Set once another rank reported a disagreement about a collective this rank had already
+  // completed: the ranks are out of step, so every later call fails with it.
+  const std::string &out_of_step() const { return out_of_step_; }
   // Where failures of other ranks and disagreements are learned (none: data path only).
   void set_watch(PeerWatch *watch) { watch_ = watch; }
 
@@ -50,6 +58,10 @@ class Scheduler {
   unsigned sig_bits_;
   PeerWatch *watch_ = nullptr;
   uint64_t notices_seen_ = 0;
+  uint64_t started_ = 0;                  // collectives started (highest seq + 1)
+  std::vector<uint64_t> own_mismatches_;  // recent seqs that failed here with MISMATCH
+  std::string out_of_step_;
+  void note_result(const Collective &c);
   unsigned idle_passes_ = 0;  // progress() passes without progress since the last check
   std::chrono::steady_clock::time_point idle_since_{};
   std::chrono::steady_clock::time_point next_check_{};

@@ -32,8 +32,15 @@ size_t checked_bytes(braid_comm_s &comm, const char *what, size_t count, int dty
 // refusing to start anything once a rank is known to be gone: it could never complete.
 void publish(braid_comm_s &comm, const coll::CallLabel &label, const coll::CollArgs &args) {
   if (!comm.control) return;
+  comm.scheduler->check_peers();
   if (comm.control->failed())
     fail(BRAID_ERR_PEER_FAILED, label.str(), ": ", comm.control->failure_text());
+  if (!comm.scheduler->out_of_step().empty())
+    fail(BRAID_ERR_MISMATCH, label.str(), ": ", comm.scheduler->out_of_step());
+  // A disagreement reported about this very call before this rank reached it.
+  if (comm.control->notice_generation() != 0)
+    if (auto text = comm.control->notice_for(label.seq))
+      fail(BRAID_ERR_MISMATCH, label.str(), ": ", *text);
   comm.control->calls().publish(label.seq, static_cast<uint32_t>(args.kind), args.count,
                                 static_cast<int32_t>(args.dtype), static_cast<int32_t>(args.op),
                                 args.root, label.algorithm);

@@ -101,6 +101,11 @@ std::optional<std::string> ControlPlane::notice_for(uint64_t seq) const {
   return it->second;
 }
 
+std::vector<std::pair<uint64_t, std::string>> ControlPlane::notices() const {
+  std::lock_guard lock(mutex_);
+  return {notices_.begin(), notices_.end()};
+}
+
 std::string ControlPlane::leave(double timeout_s) {
   if (size_ == 1) return "";
   std::unique_lock lock(mutex_);
@@ -402,6 +407,7 @@ void ControlPlane::record_notice(uint64_t seq, const std::string &text) {
   {
     std::lock_guard lock(mutex_);
     if (!notices_.emplace(seq, text).second) return;
+    log(LogLevel::info, "control plane: notice about call #", seq, ": ", text);
     // Only the recent past matters: a notice is for collectives still in flight.
     while (notices_.size() > 64) notices_.erase(notices_.begin());
   }

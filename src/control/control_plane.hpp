@@ -60,6 +60,7 @@ class ControlPlane {
     return notices_gen_.load(std::memory_order_acquire);
   }
   std::optional<std::string> notice_for(uint64_t seq) const;
+  std::vector<std::pair<uint64_t, std::string>> notices() const;
 
   // Finalize: tells rank 0 this rank is done and waits (up to timeout_s) until every rank has
   // left or failed. Returns "" or why it stopped waiting.

@@ -17,9 +17,13 @@ class ControlWatch final : public coll::PeerWatch {
   explicit ControlWatch(ControlPlane &control) : control_(control) {}
   bool peer_failed() const noexcept override { return control_.failed(); }
   std::string peer_failure() const override { return control_.failure_text(); }
+  int failed_rank() const override { return control_.failed_rank(); }
   uint64_t notice_generation() const noexcept override { return control_.notice_generation(); }
   std::optional<std::string> notice_for(uint64_t seq) const override {
     return control_.notice_for(seq);
+  }
+  std::vector<std::pair<uint64_t, std::string>> notices() const override {
+    return control_.notices();
   }
   std::optional<Failure> diagnose(const coll::CallLabel &label, bool timed_out) override;
 
