@@ -42,8 +42,9 @@ echo "built in $((SECONDS - start)) s"
 
 banner "braid tests: ctest -j2"
 # The multi-process tests declare PROCESSORS (their rank count) so -j2 never oversubscribes.
+# The soak (10^5 collectives, several minutes) runs only on request: ctest -L soak.
 rc=0
-ctest --test-dir "$build_dir" --output-on-failure -j2 "$@" || rc=$?
+ctest --test-dir "$build_dir" --output-on-failure -j2 -LE soak "$@" || rc=$?
 if [[ $rc -ne 0 ]]; then
   banner "braid tests: FAILED (ctest exit $rc) after $((SECONDS - start)) s"
   exit "$rc"

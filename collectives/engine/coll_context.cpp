@@ -119,9 +119,14 @@ void CollContext::check_deadline() const {
   fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s");
 }
 
-void CollContext::cancel_all() noexcept {
+void CollContext::cancel_all(int failed_peer) noexcept {
   for (Op &op : ops_) {
-    for (braid_transport_req_t req : op.pending) transport_.cancel(req);
+    for (braid_transport_req_t req : op.pending) {
+      if (op.is_send || op.peer == failed_peer)
+        transport_.abandon(req);
+      else
+        transport_.cancel(req);
+    }
     op.pending.clear();
   }
   ops_.clear();

@@ -60,8 +60,10 @@ class CollContext {
   std::coroutine_handle<> take_ready();
   // Throws Failure(BRAID_ERR_TIMEOUT) naming the peer waited for when the wait is too long.
   void check_deadline() const;
-  // Cancels every outstanding request, so buffers may be released.
-  void cancel_all() noexcept;
+  // Ends every outstanding request, so buffers may be released: receives are cancelled (the
+  // plugin waits until it no longer writes into them), except those from `failed_peer`, a rank
+  // whose process is gone; sends are abandoned (see Transport::abandon).
+  void cancel_all(int failed_peer = -1) noexcept;
 
  private:
   struct Op {

@@ -51,13 +51,13 @@ bool Collective::advance(bool *progressed) {
   return finished_;
 }
 
-void Collective::abort(braid_result_t result, const std::string &why) {
-  if (!finished_) finish(result, label_.str() + ": " + why);
+void Collective::abort(braid_result_t result, const std::string &why, int failed_peer) {
+  if (!finished_) finish(result, label_.str() + ": " + why, failed_peer);
 }
 
-void Collective::finish(braid_result_t result, std::string message) {
+void Collective::finish(braid_result_t result, std::string message, int failed_peer) {
   // Outstanding requests are cancelled before the algorithm's frame (and its buffers) goes.
-  ctx_.cancel_all();
+  ctx_.cancel_all(failed_peer);
   task_ = Task();
   finished_ = true;
   result_ = result;

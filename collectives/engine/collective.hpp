@@ -37,20 +37,31 @@ class Collective {
   // message completed or the algorithm moved on, so waiters know whether to back off.
   bool advance(bool *progressed);
   // Ends the collective with a failure that is not tied to one of its messages.
-  void abort(braid_result_t result, const std::string &why);
+  // `failed_peer`: a rank whose process is gone (its messages are abandoned, not cancelled).
+  void abort(braid_result_t result, const std::string &why, int failed_peer = -1);
+  // Replaces the outcome of a finished collective with a better explanation of its failure.
+  void rewrite(braid_result_t result, std::string message) {
+    result_ = result;
+    message_ = std::move(message);
+  }
   bool finished() const { return finished_; }
+  // Set when the failure was decided from what the other ranks said (not seen on the data
+  // path), so it needs no further diagnosis.
+  void mark_explained() { explained_ = true; }
+  bool explained() const { return explained_; }
   braid_result_t result() const { return result_; }
   const std::string &message() const { return message_; }
   const CallLabel &label() const { return label_; }
 
  private:
-  void finish(braid_result_t result, std::string message);
+  void finish(braid_result_t result, std::string message, int failed_peer = -1);
 
   CallLabel label_;
   CollContext ctx_;
   Task task_;
   bool started_ = false;
   bool finished_ = false;
+  bool explained_ = false;
   braid_result_t result_ = BRAID_SUCCESS;
   std::string message_;
 };

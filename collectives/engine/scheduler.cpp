@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "comm/transport.hpp"
 #include "error.hpp"
@@ -18,6 +20,28 @@ constexpr unsigned kStepBits = 16;  // CollContext puts the message step in the 
 constexpr auto kSpinFor = std::chrono::microseconds(50);
 constexpr auto kYieldFor = std::chrono::milliseconds(20);
 constexpr int kSleepMs = 1;
+// A collective that makes no progress this long is suspected: the ranks are asked over the
+// control plane what they called (a mismatch is then reported long before the timeout). The
+// check backs off while nothing is found, so a rank that is merely slow costs little.
+constexpr double kSuspectAfterS = 1.0;
+// Idle progress passes between looks at the clock for the suspicion check.
+constexpr unsigned kIdlePassesPerCheck = 64;
+constexpr unsigned kSigBits = 8;
+
+// A hash of what the ranks must agree on, folded into the tags (see signature_bits()).
+uint64_t signature_hash(const CollArgs &a) {
+  uint64_t h = 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(a.kind) + 1);
+  auto mix = [&h](uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  };
+  mix(a.count);
+  mix(static_cast<uint64_t>(a.dtype));
+  mix(static_cast<uint64_t>(a.kind == CollKind::allreduce ? a.op : 0));
+  mix(static_cast<uint64_t>(a.kind == CollKind::broadcast ? a.root : 0));
+  return h;
+}
 
 }  // namespace
 
@@ -27,14 +51,20 @@ Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double ti
       rank_(rank),
       size_(size),
       timeout_s_(timeout_s),
-      seq_bits_(std::min(24u, transport.props().tag_bits - kStepBits)),
+      seq_bits_(0),
       oversubscribed_(oversubscribed),
-      scratch_(numa_node) {}
+      sig_bits_(transport.props().tag_bits >= kStepBits + 16 + kSigBits ? kSigBits : 0),
+      scratch_(numa_node) {
+  seq_bits_ = std::min(24u, transport.props().tag_bits - kStepBits - sig_bits_);
+}
 
 std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn algorithm,
                                              CollArgs args, uint64_t seq) {
   // Sequence numbers wrap; only collectives this far apart in flight at once could collide.
-  const uint64_t tag_base = (seq & ((uint64_t{1} << seq_bits_) - 1)) << kStepBits;
+  const uint64_t seq_part = seq & ((uint64_t{1} << seq_bits_) - 1);
+  const uint64_t sig_part = signature_hash(args) & ((uint64_t{1} << sig_bits_) - 1);
+  const uint64_t tag_base = ((seq_part << sig_bits_) | sig_part) << kStepBits;
+  started_ = std::max(started_, seq + 1);
   auto c = std::make_shared<Collective>(transport_, scratch_, rank_, size_, tag_base, timeout_s_,
                                         label, algorithm, args);
   bool progressed = false;
@@ -50,9 +80,114 @@ bool Scheduler::progress() {
     // A failure of the whole transport (e.g. a fatal device event) ends everything in flight.
     for (auto &c : active_) c->abort(f.code(), f.message());
   }
+  if (watch_) watch_peers();
   for (auto &c : active_) c->advance(&progressed);
+  if (watch_) {
+    std::vector<std::shared_ptr<Collective>> failed;
+    for (auto &c : active_)
+      if (c->finished() && c->result() != BRAID_SUCCESS) failed.push_back(c);
+    std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });
+    if (!failed.empty()) explain_failures(failed);
+    if (progressed || active_.empty()) {
+      idle_passes_ = 0;
+    } else if (++idle_passes_ % kIdlePassesPerCheck == 0) {
+      suspect_stall(std::chrono::steady_clock::now());
+    }
+    return progressed;
+  }
   std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });
   return progressed;
+}
+
+void Scheduler::watch_peers() {
+  if (watch_->peer_failed()) {
+    if (active_.empty()) return;
+    const std::string why = watch_->peer_failure();
+    const int failed = watch_->failed_rank();
+    for (auto &c : active_) {
+      c->abort(BRAID_ERR_PEER_FAILED, why, failed);
+      c->mark_explained();
+    }
+    return;
+  }
+  const uint64_t gen = watch_->notice_generation();
+  if (gen == notices_seen_) return;
+  notices_seen_ = gen;
+  for (const auto &[seq, text] : watch_->notices()) {
+    bool in_flight = false;
+    for (auto &c : active_)
+      if (c->label().seq == seq) {
+        in_flight = true;
+        c->abort(BRAID_ERR_MISMATCH, text);
+        c->mark_explained();
+        note_result(*c);
+      }
+    const bool seen_here =
+        std::find(own_mismatches_.begin(), own_mismatches_.end(), seq) != own_mismatches_.end();
+    // A rank whose part of the call completed (e.g. a broadcast root whose sends went out)
+    // learns of the disagreement only now: it has moved on, the others have not.
+    if (!in_flight && !seen_here && seq < started_ && out_of_step_.empty()) {
+      out_of_step_ = detail::cat(text, " (call #", seq,
+                                 " had completed on this rank; the ranks are out of step)");
+      for (auto &c : active_) {
+        c->abort(BRAID_ERR_MISMATCH, out_of_step_);
+        c->mark_explained();
+      }
+    }
+  }
+}
+
+void Scheduler::note_result(const Collective &c) {
+  if (c.result() != BRAID_ERR_MISMATCH) return;
+  if (own_mismatches_.size() >= 16) own_mismatches_.erase(own_mismatches_.begin());
+  own_mismatches_.push_back(c.label().seq);
+}
+
+// A timeout, a garbled or refused message: ask the other ranks what they called, so the error
+// says what actually went wrong (a rank that called something else, a rank that is gone, the
+// ranks that never arrived) instead of what it looked like from here.
+void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> &finished) {
+  for (const auto &c : finished) {
+    const braid_result_t rc = c->result();
+    if (c->explained()) continue;
+    if (rc != BRAID_ERR_TIMEOUT && rc != BRAID_ERR_TRANSPORT && rc != BRAID_ERR_MISMATCH) continue;
+    std::optional<detail::Failure> why = watch_->diagnose(c->label(), rc == BRAID_ERR_TIMEOUT);
+    if (why) {
+      if (why->code() == BRAID_ERR_TIMEOUT)
+        c->rewrite(rc, c->message() + "; " + why->message());
+      else
+        c->rewrite(why->code(), c->label().str() + ": " + why->message());
+    }
+    note_result(*c);
+  }
+}
+
+void Scheduler::suspect_stall(std::chrono::steady_clock::time_point now) {
+  using Clock = std::chrono::steady_clock;
+  const auto after = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::min(kSuspectAfterS, timeout_s_ / 4)));
+  if (idle_passes_ == kIdlePassesPerCheck) {  // first look in this idle period
+    idle_since_ = now;
+    next_check_ = now + after;
+    return;
+  }
+  if (now < next_check_) return;
+  std::vector<std::shared_ptr<Collective>> suspects = active_;
+  for (const auto &c : suspects) {
+    if (c->finished()) continue;
+    if (std::optional<detail::Failure> why = watch_->diagnose(c->label(), false)) {
+      // A notice that arrived during the query explains more (the disagreement that put the
+      // ranks out of step, rather than its consequence here).
+      watch_peers();
+      if (c->finished()) continue;
+      c->abort(why->code(), why->message());
+      c->mark_explained();
+      note_result(*c);
+    }
+  }
+  std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });
+  // Back off while the stall has no explanation: a slow rank is not worth a query per second.
+  next_check_ = Clock::now() + std::max(after, (Clock::now() - idle_since_));
 }
 
 void Scheduler::wait(Collective &c) {

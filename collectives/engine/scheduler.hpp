@@ -3,11 +3,13 @@
 // non-blocking collective before it can serve the one being waited for.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "engine/collective.hpp"
+#include "engine/peer_watch.hpp"
 #include "engine/scratch_pool.hpp"
 
 namespace braid::coll {
@@ -32,6 +34,21 @@ class Scheduler {
   void wait(Collective &c);
   size_t active() const { return active_.size(); }
   const ScratchPool &scratch() const { return scratch_; }
+  // Applies what the watch has learned (a failed rank, a disagreement reported by another rank)
+  // to the collectives in flight. Cheap when nothing is new.
+  void check_peers() {
+    if (watch_) watch_peers();
+  }
+  // Set once another rank reported a disagreement about a collective this rank had already
+  // completed: the ranks are out of step, so every later call fails with it.
+  const std::string &out_of_step() const { return out_of_step_; }
+  // Where failures of other ranks and disagreements are learned (none: data path only).
+  void set_watch(PeerWatch *watch) { watch_ = watch; }
+
+  // Bits of the tag that carry a hash of the call's signature (kind, count, dtype, op, root),
+  // so messages of ranks that disagree do not match each other: the disagreement stalls
+  // instead of delivering misread data, and the stall is diagnosed. 0 with narrow tags.
+  unsigned signature_bits() const { return sig_bits_; }
 
  private:
   detail::Transport &transport_;
@@ -40,6 +57,20 @@ class Scheduler {
   double timeout_s_;
   unsigned seq_bits_;
   bool oversubscribed_;
+  unsigned sig_bits_;
+  PeerWatch *watch_ = nullptr;
+  uint64_t notices_seen_ = 0;
+  uint64_t started_ = 0;                  // collectives started (highest seq + 1)
+  std::vector<uint64_t> own_mismatches_;  // recent seqs that failed here with MISMATCH
+  std::string out_of_step_;
+  void note_result(const Collective &c);
+  unsigned idle_passes_ = 0;  // progress() passes without progress since the last check
+  std::chrono::steady_clock::time_point idle_since_{};
+  std::chrono::steady_clock::time_point next_check_{};
+
+  void watch_peers();
+  void explain_failures(const std::vector<std::shared_ptr<Collective>> &finished);
+  void suspect_stall(std::chrono::steady_clock::time_point now);
   ScratchPool scratch_;  // declared before active_: outlives the collectives using it
   std::vector<std::shared_ptr<Collective>> active_;
 };

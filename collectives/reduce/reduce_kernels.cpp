@@ -22,6 +22,15 @@
 #include "reduce/dtype.hpp"
 #include "reduce/reduce_ops.hpp"
 
+// An AVX2 clone picked at load time by an ifunc resolver. ThreadSanitizer instruments the
+// resolver, which then runs before the sanitizer is initialised and crashes: TSan builds get
+// the default clone only.
+#if defined(__SANITIZE_THREAD__)
+#define BRAID_KERNEL_CLONES
+#else
+#define BRAID_KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 namespace braid::coll {
 namespace reduce_detail {
 namespace {
@@ -88,9 +97,8 @@ struct Loops {
 // One multiversioned entry point per dtype; the op switch and the alias checks run once per
 // call. The loops are always-inline so they are compiled inside each clone with its ISA.
 template <typename E>
-__attribute__((target_clones("avx2", "default"))) void reduce_dtype(void *dst, const void *left,
-                                                                    const void *right, size_t n,
-                                                                    braid_op_t op) {
+BRAID_KERNEL_CLONES void reduce_dtype(void *dst, const void *left, const void *right, size_t n,
+                                      braid_op_t op) {
   switch (op) {
     case BRAID_SUM:
       return Loops<E, Sum>::run(dst, left, right, n);

@@ -100,9 +100,15 @@ braid_result_t braid_finalize(void) {
                          " counters:", counters, "; collectives started: ", world->next_seq);
     }
     // Every rank reaches finalize before any transport goes away, so no message still in flight
-    // to a peer is cut off. A failed peer must not keep the others from finishing.
+    // to a peer is cut off. A failed peer must not keep the others from finishing: the control
+    // plane counts a failed rank as having left, and the wait is bounded by BRAID_TIMEOUT.
     try {
-      world->world->bootstrap->barrier();
+      if (world->control) {
+        const std::string why = world->control->leave(world->world->config.timeout_s);
+        if (!why.empty()) braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", why);
+      } else {
+        world->world->bootstrap->barrier();
+      }
     } catch (const Failure &f) {
       braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", f.message());
     }

@@ -28,6 +28,33 @@ size_t checked_bytes(braid_comm_s &comm, const char *what, size_t count, int dty
   return count * es;
 }
 
+// Records the call for the control plane (what the other ranks are told when they ask), after
+// refusing to start anything once a rank is known to be gone: it could never complete.
+void publish(braid_comm_s &comm, const coll::CallLabel &label, const coll::CollArgs &args) {
+  if (!comm.control) return;
+  comm.scheduler->check_peers();
+  if (comm.control->failed())
+    fail(BRAID_ERR_PEER_FAILED, label.str(), ": ", comm.control->failure_text());
+  if (!comm.scheduler->out_of_step().empty())
+    fail(BRAID_ERR_MISMATCH, label.str(), ": ", comm.scheduler->out_of_step());
+  // A disagreement reported about this very call before this rank reached it.
+  if (comm.control->notice_generation() != 0)
+    if (auto text = comm.control->notice_for(label.seq))
+      fail(BRAID_ERR_MISMATCH, label.str(), ": ", *text);
+  comm.control->calls().publish(label.seq, static_cast<uint32_t>(args.kind), args.count,
+                                static_cast<int32_t>(args.dtype), static_cast<int32_t>(args.op),
+                                args.root, label.algorithm);
+}
+
+// A call with nothing to send still takes its sequence number and is published, so a rank
+// that passed 0 elements where the others passed more is named in their mismatch error.
+std::shared_ptr<coll::Collective> empty_call(braid_comm_s &comm, const coll::CollArgs &args) {
+  if (comm.size == 1) return nullptr;
+  const coll::CallLabel label{args.kind, comm.next_seq++, "", comm.rank, comm.size, 0};
+  publish(comm, label, args);
+  return nullptr;
+}
+
 std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args) {
   const coll::Choice choice = comm.selection.choose(args.kind, args.bytes(), args.count, comm.size);
   args.segment_bytes = choice.segment_bytes;
@@ -36,6 +63,7 @@ std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args
                               comm.rank, comm.size, args.bytes()};
   if (log_threshold() >= LogLevel::trace)
     log(LogLevel::trace, label.str(), " selected by ", coll::describe(choice));
+  publish(comm, label, args);
   return comm.scheduler->start(label, choice.algorithm->fn, args, seq);
 }
 
@@ -72,6 +100,11 @@ std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
   comm->scheduler = std::make_unique<coll::Scheduler>(
       *comm->world->transport, comm->rank, comm->size, config.timeout_s,
       oversubscribed(config.local_size), comm->world->numa_node);
+  if (std::optional<bs::Star> star = comm->world->bootstrap->take_star()) {
+    comm->control = std::make_unique<ControlPlane>(std::move(*star), comm->rank, comm->size);
+    comm->watch = std::make_unique<ControlWatch>(*comm->control);
+    comm->scheduler->set_watch(comm->watch.get());
+  }
   return comm;
 }
 
@@ -80,7 +113,13 @@ std::shared_ptr<coll::Collective> start_allreduce(braid_comm_s &comm, const void
   const size_t bytes = checked_bytes(comm, "allreduce", count, dtype);
   if (!coll::op_valid(op))
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": allreduce: unknown op ", op);
-  if (count == 0) return nullptr;
+  if (count == 0) {
+    coll::CollArgs args;
+    args.kind = coll::CollKind::allreduce;
+    args.dtype = static_cast<braid_dtype_t>(dtype);
+    args.op = static_cast<braid_op_t>(op);
+    return empty_call(comm, args);
+  }
   if (sendbuf == nullptr || recvbuf == nullptr)
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank,
          ": allreduce: ", sendbuf == nullptr ? "sendbuf" : "recvbuf", " is NULL with count ",
@@ -111,7 +150,13 @@ std::shared_ptr<coll::Collective> start_broadcast(braid_comm_s &comm, void *buf,
   if (root < 0 || root >= comm.size)
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": broadcast: root ", root,
          " is out of range [0, ", comm.size, ")");
-  if (count == 0) return nullptr;
+  if (count == 0) {
+    coll::CollArgs args;
+    args.kind = coll::CollKind::broadcast;
+    args.dtype = static_cast<braid_dtype_t>(dtype);
+    args.root = root;
+    return empty_call(comm, args);
+  }
   if (buf == nullptr)
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": broadcast: buf is NULL with count ",
          count);

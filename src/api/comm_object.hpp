@@ -9,6 +9,8 @@
 #include <string>
 
 #include "comm/world.hpp"
+#include "control/control_plane.hpp"
+#include "control/control_watch.hpp"
 #include "engine/scheduler.hpp"
 #include "selection/selection.hpp"
 
@@ -19,6 +21,9 @@ struct braid_comm_s {
   uint64_t next_seq = 0;
   int rank = 0;
   int size = 1;
+  // Declared last, destroyed first: the scheduler keeps a pointer to the watch.
+  std::unique_ptr<braid::detail::ControlPlane> control;
+  std::unique_ptr<braid::detail::ControlWatch> watch;
 };
 
 struct braid_request_s {

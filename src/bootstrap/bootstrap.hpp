@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bootstrap/address.hpp"
 #include "bootstrap/socket.hpp"
+#include "bootstrap/star.hpp"
 
 namespace braid::detail {
 
@@ -58,6 +60,10 @@ class Bootstrap {
   virtual void barrier() = 0;
   // Rank r's hostname as it reported it at connection (for finding ranks on the same node).
   virtual const std::string &host_of(int r) const = 0;
+  // After init: hands the job's connections over to the control plane (control/), which keeps
+  // them open to learn of failed ranks. The bootstrap is unusable afterwards. nullopt for a
+  // bootstrap without such connections.
+  virtual std::optional<bs::Star> take_star() { return std::nullopt; }
 };
 
 // Forms the job: rank 0 listens on host:port and accepts the other size-1 ranks; the others

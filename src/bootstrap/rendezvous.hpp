@@ -6,14 +6,9 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/socket.hpp"
+#include "bootstrap/star.hpp"
 
 namespace braid::detail::bs {
-
-struct Star {
-  Fd to_root;                      // ranks other than 0: the connection to rank 0
-  std::vector<Fd> to_rank;         // rank 0: the connection to rank r at index r (0 unused)
-  std::vector<std::string> hosts;  // every rank's hostname, as it reported it
-};
 
 // Rank 0: listens on cfg.host:cfg.port (or accepts on `listener` when it is valid) and accepts
 // the other ranks until all have joined or cfg.timeout_s passes, refusing (and logging) every

@@ -53,6 +53,16 @@ class TcpBootstrap final : public Bootstrap {
     return star_.hosts[r];
   }
 
+  std::optional<bs::Star> take_star() override {
+    if (broken_) return std::nullopt;
+    broken_ = Failure(BRAID_ERR_INTERNAL, "its connections now serve the control plane");
+    bs::Star out;
+    out.to_root = std::move(star_.to_root);
+    out.to_rank = std::move(star_.to_rank);
+    out.hosts = star_.hosts;  // host_of stays available
+    return out;
+  }
+
  private:
   void run(bs::FrameType kind, const char *op, const void *in, void *out, size_t bytes) {
     if (broken_)

@@ -1,5 +1,7 @@
 #include "comm/transport.hpp"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.hpp"
@@ -121,6 +123,26 @@ bool Transport::test(braid_transport_req_t req, size_t *bytes) {
 void Transport::progress() {
   int rc = ops_->progress(ctx_);
   if (rc != BRAID_SUCCESS) raise(rc, "progress");
+  if (!abandoned_.empty()) {
+    std::erase_if(abandoned_, [this](braid_transport_req_t req) {
+      int done = 0;
+      size_t bytes = 0;
+      // A failed request is freed by the plugin too; either way it is gone.
+      if (ops_->test(ctx_, req, &done, &bytes) != BRAID_SUCCESS) {
+        err_[0] = '\0';
+        return true;
+      }
+      return done != 0;
+    });
+  }
+}
+
+void Transport::abandon(braid_transport_req_t req) noexcept {
+  try {
+    abandoned_.push_back(req);
+  } catch (...) {
+    cancel(req);
+  }
 }
 
 void Transport::wait(int timeout_ms) {

@@ -50,6 +50,11 @@ class Transport {
   void progress();
   void wait(int timeout_ms);
   void cancel(braid_transport_req_t req) noexcept;
+  // Gives up on a request without cancelling it: for sends of a failed collective (a plugin
+  // cannot cancel a send its peer will never take and would wait out BRAID_TIMEOUT) and for
+  // receives from a rank whose process is gone. The request is tested during progress() and
+  // freed if it ever completes; otherwise it is left to the plugin's teardown.
+  void abandon(braid_transport_req_t req) noexcept;
   std::vector<braid_transport_counter_t> counters();
 
  private:
@@ -60,6 +65,7 @@ class Transport {
   braid_transport_ctx_t ctx_ = nullptr;
   braid_transport_props_t props_{};
   char err_[1024] = {0};
+  std::vector<braid_transport_req_t> abandoned_;
   // Declared last: destroyed first, while the plugin context still exists.
   std::unique_ptr<RegistrationCache> registrations_;
 };

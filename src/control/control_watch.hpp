@@ -1,0 +1,40 @@
+// ControlWatch: the engine's PeerWatch answered over the control plane, and the wording of
+// what it finds ("rank 0 passed 100 elements, rank 1 passed 200").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "control/control_plane.hpp"
+#include "engine/collective.hpp"
+#include "engine/peer_watch.hpp"
+
+namespace braid::detail {
+
+class ControlWatch final : public coll::PeerWatch {
+ public:
+  explicit ControlWatch(ControlPlane &control) : control_(control) {}
+  bool peer_failed() const noexcept override { return control_.failed(); }
+  std::string peer_failure() const override { return control_.failure_text(); }
+  int failed_rank() const override { return control_.failed_rank(); }
+  uint64_t notice_generation() const noexcept override { return control_.notice_generation(); }
+  std::optional<std::string> notice_for(uint64_t seq) const override {
+    return control_.notice_for(seq);
+  }
+  std::vector<std::pair<uint64_t, std::string>> notices() const override {
+    return control_.notices();
+  }
+  std::optional<Failure> diagnose(const coll::CallLabel &label, bool timed_out) override;
+
+ private:
+  ControlPlane &control_;
+};
+
+// The differences between rank `me`'s call and the others' that entered the same collective,
+// one "rank A passed X, rank B passed Y" per disagreeing rank; empty when all agree.
+std::vector<std::string> call_differences(int me, const std::vector<ctl::RankAnswer> &answers);
+// "allreduce #7" (or "call #7" for a kind this build does not know).
+std::string call_name(const CallSignature &sig);
+
+}  // namespace braid::detail

@@ -1,0 +1,150 @@
+// One rank of a fault scenario, chosen by BRAID_FAULT (see fault_test.cpp, which starts the
+// ranks by hand through the environment contract or under braidrun and checks what they print).
+// Every rank prints machine-readable lines on stdout:
+//   KILL t=<ns>                        the victim, just before it SIGKILLs itself
+//   RESULT code=<n> t=<ns> calls=<n> msg=<braid_last_error()>
+//   LATER code=<n> dt=<ns> msg=...     the call after a failure (must fail at once)
+// t is CLOCK_MONOTONIC (the same clock in every process of the host).
+#include <braid/braid.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int env_int(const char *name, int fallback) {
+  const char *v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+void result(braid_result_t rc, long long calls) {
+  std::printf("RESULT code=%d t=%lld calls=%lld msg=%s\n", static_cast<int>(rc), now_ns(), calls,
+              rc == BRAID_SUCCESS ? "" : braid_last_error());
+  std::fflush(stdout);
+}
+
+// A rank that survives a peer's death must see every later call fail at once as well.
+void later_call(braid_comm_t world) {
+  int v = 1;
+  const long long t0 = now_ns();
+  braid_result_t rc = braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_SUM, world);
+  std::printf("LATER code=%d dt=%lld msg=%s\n", static_cast<int>(rc), now_ns() - t0,
+              rc == BRAID_SUCCESS ? "" : braid_last_error());
+  std::fflush(stdout);
+}
+
+// kill: rank BRAID_FAULT_VICTIM kills itself with SIGKILL after a random delay while every
+// rank runs allreduce and broadcast over several sizes; the others report their error.
+int kill_scenario(braid_comm_t world, int rank, int size) {
+  const int victim = env_int("BRAID_FAULT_VICTIM", size - 1);
+  const unsigned seed = static_cast<unsigned>(env_int("BRAID_FAULT_SEED", 1));
+  std::mt19937 rng(seed * 7919u + static_cast<unsigned>(rank));
+  if (rank == victim) {
+    const int delay_ms = std::uniform_int_distribution<int>(100, 600)(rng);
+    std::thread([delay_ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      std::printf("KILL t=%lld\n", now_ns());
+      std::fflush(stdout);
+      raise(SIGKILL);
+    }).detach();
+  }
+  static const size_t kCounts[] = {1, 1000, 65536, 1 << 20};
+  std::vector<float> buf(1 << 20, 1.0f);
+  long long calls = 0;
+  for (;;) {
+    const size_t count = kCounts[calls % 4];
+    braid_result_t rc =
+        (calls / 4) % 2 == 0
+            ? braid_allreduce(buf.data(), buf.data(), count, BRAID_FLOAT32, BRAID_MAX, world)
+            : braid_broadcast(buf.data(), count, BRAID_FLOAT32, static_cast<int>(calls % size),
+                              world);
+    ++calls;
+    if (rc != BRAID_SUCCESS) {
+      result(rc, calls);
+      later_call(world);
+      return 0;
+    }
+  }
+}
+
+// mismatch-<what>: after one good allreduce, the last rank calls something else than the
+// others; then every rank calls a barrier (a rank whose part completed learns of it there).
+int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string &what) {
+  int v = 1;
+  if (braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_SUM, world) != BRAID_SUCCESS) {
+    result(BRAID_ERR_INTERNAL, 0);
+    return 1;
+  }
+  const bool odd = rank == size - 1;
+  std::vector<float> buf(1000, 1.0f);
+  braid_result_t rc = BRAID_SUCCESS;
+  if (what == "count")
+    rc = braid_allreduce(buf.data(), buf.data(), odd ? 200 : 100, BRAID_FLOAT32, BRAID_SUM, world);
+  else if (what == "dtype")
+    rc = braid_allreduce(buf.data(), buf.data(), 100, odd ? BRAID_INT32 : BRAID_FLOAT32, BRAID_SUM,
+                         world);
+  else if (what == "op")
+    rc = braid_allreduce(buf.data(), buf.data(), 100, BRAID_FLOAT32, odd ? BRAID_MAX : BRAID_SUM,
+                         world);
+  else if (what == "kind")
+    rc = odd ? braid_broadcast(buf.data(), 100, BRAID_FLOAT32, 0, world)
+             : braid_allreduce(buf.data(), buf.data(), 100, BRAID_FLOAT32, BRAID_SUM, world);
+  else if (what == "root")  // the odd rank names a root other than itself and rank 0
+    rc = braid_broadcast(buf.data(), 100, BRAID_FLOAT32, odd ? 1 : 0, world);
+  if (rc == BRAID_SUCCESS) rc = braid_barrier(world);
+  result(rc, 2);
+  return 0;
+}
+
+// hang: the last rank stays away from collective #1 for twice BRAID_TIMEOUT.
+int hang_scenario(braid_comm_t world, int rank, int size) {
+  int v = 1;
+  if (braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_SUM, world) != BRAID_SUCCESS) return 1;
+  if (rank == size - 1) {
+    const char *t = std::getenv("BRAID_TIMEOUT");
+    std::this_thread::sleep_for(std::chrono::duration<double>(2 * (t ? std::atof(t) : 2) + 1));
+    return 0;
+  }
+  result(braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_SUM, world), 1);
+  return 0;
+}
+
+}  // namespace
+
+int main() {
+  // Under braidrun, survivors are sent SIGTERM when a rank dies; they must still report.
+  std::signal(SIGTERM, SIG_IGN);
+  braid_comm_t world = nullptr;
+  if (braid_init(nullptr, nullptr, &world) != BRAID_SUCCESS) {
+    std::fprintf(stderr, "init failed: %s\n", braid_last_error());
+    return 2;
+  }
+  const int rank = braid_comm_rank(world), size = braid_comm_size(world);
+  const char *fault = std::getenv("BRAID_FAULT");
+  const std::string scenario = fault ? fault : "";
+  int rc = 3;
+  if (scenario == "kill")
+    rc = kill_scenario(world, rank, size);
+  else if (scenario.rfind("mismatch-", 0) == 0)
+    rc = mismatch_scenario(world, rank, size, scenario.substr(9));
+  else if (scenario == "hang")
+    rc = hang_scenario(world, rank, size);
+  else
+    std::fprintf(stderr, "unknown BRAID_FAULT '%s'\n", scenario.c_str());
+  braid_finalize();
+  return rc;
+}

@@ -1,0 +1,288 @@
+// Fault scenarios on real processes over the real transport: a rank killed with SIGKILL at a
+// random point of allreduce/broadcast, ranks that disagree about a call, a rank that never
+// arrives, hostile and misdirected bootstrap connections. Each runs with ranks started by hand
+// through the environment contract and, where braidrun adds something, under braidrun.
+// Times to error are printed; the only time assertions are generous bounds that prove the
+// error did not come from a hang (no performance assertions).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <braid/braid.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "job.hpp"
+
+namespace faults {
+namespace {
+
+constexpr double kTimeout = 10;  // BRAID_TIMEOUT of the kill and mismatch jobs
+constexpr double kSlack = 3;
+
+std::string s(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+void expect_peer_failed(const JobOutput &job, int victim, const std::string &how) {
+  ASSERT_NE(job.kill_ns, 0) << "the victim never killed itself\n" << job.err;
+  for (int r = 0; r < static_cast<int>(job.ranks.size()); ++r) {
+    const RankOutput &out = job.ranks[r];
+    if (r == victim) {
+      EXPECT_FALSE(out.result.present) << "the victim reported: " << out.result.msg;
+      continue;
+    }
+    ASSERT_TRUE(out.result.present) << "rank " << r << " reported nothing\n" << job.err;
+    EXPECT_EQ(out.result.code, BRAID_ERR_PEER_FAILED) << "rank " << r << ": " << out.result.msg;
+    EXPECT_NE(out.result.msg.find("rank " + std::to_string(victim) + " failed"), std::string::npos)
+        << out.result.msg;
+    EXPECT_TRUE(out.result.msg.find("allreduce #") != std::string::npos ||
+                out.result.msg.find("broadcast #") != std::string::npos)
+        << out.result.msg;
+    const double dt = static_cast<double>(out.result.t_ns - job.kill_ns) / 1e9;
+    std::printf("[ fault ] %s: rank %d got PEER_FAILED %s s after rank %d was killed: %s\n",
+                how.c_str(), r, s(dt).c_str(), victim, out.result.msg.c_str());
+    EXPECT_LT(dt, kTimeout + kSlack);
+    ASSERT_TRUE(out.later.present);
+    EXPECT_EQ(out.later.code, BRAID_ERR_PEER_FAILED) << out.later.msg;
+    std::printf("[ fault ] %s: rank %d's next call failed in %s s: %s\n", how.c_str(), r,
+                s(static_cast<double>(out.later.t_ns) / 1e9).c_str(), out.later.msg.c_str());
+  }
+}
+
+struct KillCase {
+  int size;
+  int victim;
+  int seed;
+};
+
+class KillByHand : public testing::TestWithParam<KillCase> {};
+
+TEST_P(KillByHand, SurvivorsNameTheDeadRankWithinTheTimeout) {
+  const KillCase c = GetParam();
+  const JobOutput job = run_by_hand(c.size,
+                                    {{"BRAID_FAULT", "kill"},
+                                     {"BRAID_FAULT_VICTIM", std::to_string(c.victim)},
+                                     {"BRAID_FAULT_SEED", std::to_string(c.seed)},
+                                     {"BRAID_TIMEOUT", std::to_string(kTimeout)}},
+                                    60);
+  expect_peer_failed(job, c.victim, "by hand, " + std::to_string(c.size) + " ranks");
+  for (int r = 0; r < c.size; ++r)
+    if (r != c.victim) {
+      EXPECT_EQ(job.ranks[r].exit_code, 0) << "rank " << r << "\n" << job.err;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, KillByHand,
+                         testing::Values(KillCase{2, 1, 1}, KillCase{2, 0, 2}, KillCase{3, 2, 3},
+                                         KillCase{3, 1, 4}, KillCase{4, 0, 5}, KillCase{4, 2, 6},
+                                         KillCase{5, 3, 7}, KillCase{5, 0, 8}),
+                         [](const auto &info) {
+                           return std::to_string(info.param.size) + "ranks_victim" +
+                                  std::to_string(info.param.victim) + "_seed" +
+                                  std::to_string(info.param.seed);
+                         });
+
+class KillUnderBraidrun : public testing::TestWithParam<KillCase> {};
+
+TEST_P(KillUnderBraidrun, BraidrunNamesTheRankAndSurvivorsReport) {
+  const KillCase c = GetParam();
+  const JobOutput job = run_under_braidrun(c.size,
+                                           {{"BRAID_FAULT", "kill"},
+                                            {"BRAID_FAULT_VICTIM", std::to_string(c.victim)},
+                                            {"BRAID_FAULT_SEED", std::to_string(c.seed)},
+                                            {"BRAID_TIMEOUT", std::to_string(kTimeout)}},
+                                           60);
+  expect_peer_failed(job, c.victim, "braidrun, " + std::to_string(c.size) + " ranks");
+  EXPECT_NE(job.launcher_exit, 0);
+  EXPECT_NE(job.err.find("braidrun: rank " + std::to_string(c.victim) + " (pid "),
+            std::string::npos)
+      << job.err;
+  EXPECT_NE(job.err.find("killed by signal 9"), std::string::npos) << job.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, KillUnderBraidrun,
+                         testing::Values(KillCase{2, 1, 11}, KillCase{3, 0, 12},
+                                         KillCase{5, 4, 13}),
+                         [](const auto &info) {
+                           return std::to_string(info.param.size) + "ranks_victim" +
+                                  std::to_string(info.param.victim);
+                         });
+
+struct MismatchCase {
+  std::string what;
+  int size;
+  std::string expect;  // in every rank's message; {odd} is the last rank
+};
+
+class Mismatch : public testing::TestWithParam<MismatchCase> {};
+
+TEST_P(Mismatch, EveryRankGetsMismatchNamingBothSides) {
+  const MismatchCase c = GetParam();
+  std::string expect = c.expect;
+  expect.replace(expect.find("{odd}"), 5, std::to_string(c.size - 1));
+  const auto t0 = std::chrono::steady_clock::now();
+  const JobOutput job = run_by_hand(
+      c.size, {{"BRAID_FAULT", "mismatch-" + c.what}, {"BRAID_TIMEOUT", std::to_string(kTimeout)}},
+      60);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (int r = 0; r < c.size; ++r) {
+    const Report &res = job.ranks[r].result;
+    ASSERT_TRUE(res.present) << "rank " << r << " reported nothing\n" << job.err;
+    EXPECT_EQ(res.code, BRAID_ERR_MISMATCH) << "rank " << r << ": " << res.msg;
+    EXPECT_NE(res.msg.find(expect), std::string::npos) << "rank " << r << ": " << res.msg;
+    EXPECT_EQ(job.ranks[r].exit_code, 0) << job.err;
+    std::printf("[ fault ] mismatch-%s, %d ranks: rank %d: %s\n", c.what.c_str(), c.size, r,
+                res.msg.c_str());
+  }
+  std::printf("[ fault ] mismatch-%s, %d ranks: whole job %s s (BRAID_TIMEOUT=%g)\n",
+              c.what.c_str(), c.size, s(took).c_str(), kTimeout);
+  EXPECT_LT(took, kTimeout + kSlack);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, Mismatch,
+    testing::Values(
+        MismatchCase{"count", 2, "rank 0 passed 100 elements, rank {odd} passed 200"},
+        MismatchCase{"count", 3, "passed 100 elements, rank {odd} passed 200"},
+        MismatchCase{"dtype", 2, "rank 0 passed dtype float32, rank {odd} passed int32"},
+        MismatchCase{"dtype", 3, "passed dtype float32, rank {odd} passed int32"},
+        MismatchCase{"op", 2, "rank 0 passed op sum, rank {odd} passed max"},
+        MismatchCase{"kind", 2, "rank 0 is in allreduce #1, rank {odd} in broadcast #1"},
+        MismatchCase{"kind", 3, "is in allreduce #1, rank {odd} in broadcast #1"},
+        MismatchCase{"root", 3, "passed root 0, rank {odd} passed root 1"}),
+    [](const auto &info) { return info.param.what + "_" + std::to_string(info.param.size); });
+
+TEST(Hang, TimeoutNamesTheRanksThatHadNotEntered) {
+  const double timeout = 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  const JobOutput job = run_by_hand(
+      3, {{"BRAID_FAULT", "hang"}, {"BRAID_TIMEOUT", "2"}, {"BRAID_DEBUG", "warn"}}, 60);
+  for (int r = 0; r < 2; ++r) {
+    const Report &res = job.ranks[r].result;
+    ASSERT_TRUE(res.present) << job.err;
+    EXPECT_EQ(res.code, BRAID_ERR_TIMEOUT) << res.msg;
+    EXPECT_NE(res.msg.find("rank 2 had not entered allreduce #1"), std::string::npos) << res.msg;
+    std::printf("[ fault ] hang, rank %d: %s\n", r, res.msg.c_str());
+  }
+  // The warn line each waiting rank logs.
+  for (int r = 0; r < 2; ++r)
+    EXPECT_NE(job.err.find("[rank " + std::to_string(r) + "] braid warn: rank " +
+                           std::to_string(r) + ": allreduce #1"),
+              std::string::npos)
+        << job.err;
+  EXPECT_NE(job.err.find("timed out: rank 2 had not entered allreduce #1"), std::string::npos)
+      << job.err;
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[ fault ] hang: job took %s s with BRAID_TIMEOUT=%g\n", s(took).c_str(), timeout);
+}
+
+// Bytes of a bootstrap hello (bootstrap/wire.hpp) with the given key.
+std::string hello(const std::string &key, uint32_t rank, uint32_t size) {
+  std::string out = "BRAIDBS1";
+  auto u32 = [&](uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  u32(1);
+  u32(rank);
+  u32(size);
+  u32(static_cast<uint32_t>(key.size()));
+  out += key;
+  u32(4);
+  out += "evil";
+  return out;
+}
+
+void connect_and_send(int port, const std::string &bytes) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int i = 0; i < 200 && connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0; ++i) {
+    close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+  }
+  [[maybe_unused]] ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  char reply;
+  [[maybe_unused]] ssize_t m = recv(fd, &reply, 1, 0);  // the refusal byte, or EOF
+  close(fd);
+}
+
+TEST(Bootstrap, HostileConnectionsAreRefusedAndLoggedWithoutDisturbingTheJob) {
+  const int port = free_port();
+  const Env env{{"BRAID_FAULT", "mismatch-none"},
+                {"BRAID_TIMEOUT", "20"},
+                {"BRAID_SIZE", "2"},
+                {"BRAID_BOOTSTRAP", "127.0.0.1:" + std::to_string(port)},
+                {"BRAID_JOB_KEY", "right-key"}};
+  Env e0 = env, e1 = env;
+  e0["BRAID_RANK"] = "0";
+  e1["BRAID_RANK"] = "1";
+  Process p0 = spawn({FAULT_RANK_PATH}, e0);
+  connect_and_send(port, "GET / HTTP/1.0\r\n\r\n");
+  connect_and_send(port, hello("wrong-key", 1, 2));
+  connect_and_send(port, hello("", 1, 2));
+  connect_and_send(port, std::string(4096, '\xff'));
+  Process p1 = spawn({FAULT_RANK_PATH}, e1);
+  std::vector<std::string> texts(4);
+  std::vector<int> fds{p0.out_fd, p1.out_fd, p0.err_fd, p1.err_fd};
+  // Both ranks must finish normally (their output is small: read each to EOF in turn).
+  for (int i = 0; i < 4; ++i) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[i], buf, sizeof buf)) > 0) texts[i].append(buf, static_cast<size_t>(n));
+    close(fds[i]);
+  }
+  int st0 = 0, st1 = 0;
+  waitpid(p0.pid, &st0, 0);
+  waitpid(p1.pid, &st1, 0);
+  EXPECT_TRUE(WIFEXITED(st0) && WEXITSTATUS(st0) == 0) << texts[2];
+  EXPECT_TRUE(WIFEXITED(st1) && WEXITSTATUS(st1) == 0) << texts[3];
+  EXPECT_NE(texts[0].find("RESULT code=0"), std::string::npos) << texts[0] << texts[2];
+  EXPECT_NE(texts[1].find("RESULT code=0"), std::string::npos) << texts[1] << texts[3];
+  const std::string &log0 = texts[2];
+  EXPECT_NE(log0.find("bad magic"), std::string::npos) << log0;
+  EXPECT_NE(log0.find("presented the wrong job key"), std::string::npos) << log0;
+  EXPECT_NE(log0.find("presented no job key"), std::string::npos) << log0;
+  std::printf("%s", log0.c_str());
+}
+
+TEST(Bootstrap, UnreachableRankZeroFailsAfterTheTimeoutNamingTheAddress) {
+  const int port = free_port();  // nobody listens there
+  const std::string where = "127.0.0.1:" + std::to_string(port);
+  const auto t0 = std::chrono::steady_clock::now();
+  Process p = spawn({FAULT_RANK_PATH}, {{"BRAID_FAULT", "kill"},
+                                        {"BRAID_RANK", "1"},
+                                        {"BRAID_SIZE", "2"},
+                                        {"BRAID_BOOTSTRAP", where},
+                                        {"BRAID_TIMEOUT", "2"}});
+  std::string err;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(p.err_fd, buf, sizeof buf)) > 0) err.append(buf, static_cast<size_t>(n));
+  close(p.err_fd);
+  close(p.out_fd);
+  int st = 0;
+  waitpid(p.pid, &st, 0);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << err;
+  EXPECT_NE(err.find("could not reach rank 0 at " + where + " after 2 s"), std::string::npos)
+      << err;
+  EXPECT_GE(took, 1.9);
+  EXPECT_LT(took, 2 + kSlack);
+  std::printf("[ fault ] unreachable rank 0: init failed after %s s: %s", s(took).c_str(),
+              err.c_str());
+}
+
+}  // namespace
+}  // namespace faults
