@@ -10,11 +10,11 @@
 namespace braid::verbs {
 namespace {
 
-// A send not posted yet keeps its place in the peer's message order (the peer matches by
+// A message not posted yet keeps its place in the peer's message order (the peer matches by
 // sequence number and would wait for a gap forever), so it is detached from the request instead
 // of dropped: an eager payload is copied; an RTS goes out but its registration is gone, so the
 // peer's READ fails and names us.
-void detach_queued_send(Context *ctx, Request *req) {
+bool detach_queued(Context *ctx, Request *req) {
   for (Conn &conn : ctx->conns) {
     for (Outgoing &o : conn.backlog) {
       if (o.req != req) continue;
@@ -23,9 +23,10 @@ void detach_queued_send(Context *ctx, Request *req) {
         o.detached_payload = true;
       }
       o.req = nullptr;
-      return;
+      return true;
     }
   }
+  return false;
 }
 
 // READs already posted write into the receive buffer until they complete: wait for them
@@ -60,9 +61,11 @@ int cancel_request(Context *ctx, Request *req) {
       break;
     }
     case ReqState::Queued:
-      detach_queued_send(ctx, req);
+      detach_queued(ctx, req);
       break;
     case ReqState::Reading:
+      // Every READ done and the FIN queued: it still goes out, without the request.
+      if (detach_queued(ctx, req)) break;
       rc = drain_reads(ctx, req);
       if (ctx->peers[static_cast<size_t>(req->peer)].failed == 0) {
         Outgoing fin;

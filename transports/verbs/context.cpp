@@ -112,14 +112,16 @@ void place_buffers(Context *ctx, const braid_transport_init_args_t *args) {
     ctx->alloc_on_node = nullptr;
     ctx->free_on_node = nullptr;
   }
-  int hca = args->device_numa_node != nullptr ? args->device_numa_node(ctx->device_name.c_str()) : -1;
+  int hca =
+      args->device_numa_node != nullptr ? args->device_numa_node(ctx->device_name.c_str()) : -1;
   if (hca >= 0) {
     ctx->numa_node = hca;
     ctx->numa_reason = "nearest " + ctx->device_name;
   } else {
     ctx->numa_node = args->numa_node;
-    ctx->numa_reason = ctx->device_name + " has no NUMA node (no PCI parent); " +
-                       (args->numa_node >= 0 ? "the rank's node" : "the rank is unbound: first touch");
+    ctx->numa_reason =
+        ctx->device_name + " has no NUMA node (no PCI parent); " +
+        (args->numa_node >= 0 ? "the rank's node" : "the rank is unbound: first touch");
   }
 }
 

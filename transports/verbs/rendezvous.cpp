@@ -24,9 +24,14 @@ uint64_t read_chunk(const Context *ctx) {
   return std::min<uint64_t>(ctx->max_msg_sz > 0 ? ctx->max_msg_sz : kMaxReadChunk, kMaxReadChunk);
 }
 
-int send_fin(Context *ctx, int peer, uint64_t send_id, uint64_t length, int status) {
+// `done` (the receive whose READs finished) completes when its FIN is posted, not before: a
+// rank whose receive completed may stop progressing (a bootstrap barrier, its own computation),
+// and a FIN still queued behind credits would then never reach the sender.
+int send_fin(Context *ctx, int peer, uint64_t send_id, uint64_t length, int status,
+             Request *done = nullptr) {
   Outgoing fin;
   fin.type = MsgType::Fin;
+  fin.req = done;
   fin.fin.send_id = send_id;
   fin.fin.length = length;
   fin.fin.status = status;
@@ -139,8 +144,7 @@ int on_read_complete(Context *ctx, Request *req, bool ok, int code, const std::s
   if (req->reads_done < req->reads_total) return post_reads(ctx, req);
   release_transient(req);
   req->received = req->rts.length;
-  req->state = ReqState::Done;
-  return send_fin(ctx, req->peer, req->rts.send_id, req->rts.length, 0);
+  return send_fin(ctx, req->peer, req->rts.send_id, req->rts.length, 0, req);
 }
 
 int on_fin(Context *ctx, int peer, const FinBody &fin) {

@@ -138,6 +138,7 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
       break;
     case MsgType::Fin:
       ++c.control_msgs;
+      if (o.req != nullptr) o.req->state = ReqState::Done;  // the receive it acknowledges
       break;
   }
   return BRAID_SUCCESS;
