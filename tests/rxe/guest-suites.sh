@@ -5,6 +5,7 @@
 #   guest-suites.sh SUITE...      (BRAID_BIN = the build's bin directory)
 # Suites (the transport comes from the environment: BRAID_TRANSPORT, UCX_*, BRAID_VERBS_*):
 #   transport:N   braid_transport_tests on N ranks under braidrun
+#   memlock       the verbs plugin with too little locked memory: a clear error, no crash
 #   multiproc:N   the multi-process collective suite on N ranks under braidrun (as ctest runs
 #                 it, without the Large and Timeout tests)
 #   pair-transport:PORT, pair-multiproc:PORT   one rank per guest of a pair (rank = RXE_NODE),
@@ -27,6 +28,7 @@ run_suite() {   # run_suite NAME
                BRAID_JOB_KEY="rxe-pair-${RXE_PAIR_ID:-x}-$arg" BRAID_TIMEOUT=300)
       if [[ $kind == pair-transport ]]; then cmd+=("$BRAID_BIN/braid_transport_tests")
       else cmd+=("$BRAID_BIN/braid_multiproc_tests" "$MP_FILTER"); fi ;;
+    memlock) cmd=("$(dirname "${BASH_SOURCE[0]}")/memlock_check.sh" "$BRAID_BIN") ;;
     *) echo "guest-suites.sh: unknown suite '$name'" >&2; return 2 ;;
   esac
   echo "==== suite $name: BRAID_TRANSPORT=${BRAID_TRANSPORT:-} BRAID_VERBS_RECV_QUEUES=${BRAID_VERBS_RECV_QUEUES:-} UCX_TLS=${UCX_TLS:-}"

@@ -33,7 +33,7 @@ SUITES=(transport:3 multiproc:2 multiproc:3)
 pair=0
 case ${1:?case} in
   ucx)             envs=("${UCX_RXE[@]}"); SUITES[0]=transport:2 ;;
-  verbs.per_peer)  need_plugin verbs; envs=("${VERBS[@]}" "${PER_PEER[@]}") ;;
+  verbs.per_peer)  need_plugin verbs; envs=("${VERBS[@]}" "${PER_PEER[@]}"); SUITES+=(memlock) ;;
   verbs.shared)    need_plugin verbs; envs=("${VERBS[@]}" BRAID_VERBS_RECV_QUEUES=S,256,512:S,8192,256) ;;
   verbs.mixed)     need_plugin verbs; envs=("${VERBS[@]}" BRAID_VERBS_RECV_QUEUES=P,4096,32:S,65536,64)
                    SUITES[0]=transport:2 ;;
