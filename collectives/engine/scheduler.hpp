@@ -16,8 +16,9 @@ class Scheduler {
  public:
   // `oversubscribed`: more ranks on this host than cores this process may run on. Then an idle
   // rank yields at once instead of spinning, because the peer it waits for needs the core.
+  // `node`: the node's shared-memory channel handed to every collective (null: none).
   Scheduler(detail::Transport &transport, int rank, int size, double timeout_s,
-            bool oversubscribed);
+            bool oversubscribed, NodeChannel *node = nullptr);
 
   // Starts a collective: its first step runs now. `seq` is the communicator's sequence number
   // of this call, which all ranks agree on because they call collectives in the same order.
@@ -32,12 +33,18 @@ class Scheduler {
   size_t active() const { return active_.size(); }
 
  private:
+  // Sleeps until something may have changed: on a shared-memory flag when every collective
+  // waits on one, else on the transport.
+  void sleep();
+
   detail::Transport &transport_;
   int rank_;
   int size_;
   double timeout_s_;
   unsigned seq_bits_;
   bool oversubscribed_;
+  NodeChannel *node_;
+  unsigned passes_ = 0;
   ScratchPool scratch_;  // declared before active_: outlives the collectives using it
   std::vector<std::shared_ptr<Collective>> active_;
 };

@@ -2,11 +2,13 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 #include "error.hpp"
+#include "intranode/algorithms.hpp"
 #include "log.hpp"
 #include "reduce/dtype.hpp"
 
@@ -29,8 +31,16 @@ size_t checked_bytes(braid_comm_s &comm, const char *what, size_t count, int dty
 }
 
 std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args) {
-  const coll::Choice choice = comm.selection.choose(args.kind, args.bytes(), args.count, comm.size);
+  const coll::Topology &where = comm.node->topology;
+  const coll::Choice choice = comm.selection.choose(args.kind, args.bytes(), args.count, where);
   args.segment_bytes = choice.segment_bytes;
+  if (choice.algorithm->fn == coll::allreduce_hierarchical ||
+      choice.algorithm->fn == coll::broadcast_hierarchical) {
+    const coll::Choice inner =
+        comm.selection.choose_among_leaders(args.kind, args.bytes(), args.count, where);
+    args.inner = inner.algorithm->fn;
+    args.inner_segment_bytes = inner.segment_bytes;
+  }
   const uint64_t seq = comm.next_seq++;
   const coll::CallLabel label{args.kind, seq,       choice.algorithm->name,
                               comm.rank, comm.size, args.bytes()};
@@ -60,9 +70,12 @@ std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
   const EnvConfig &config = comm->world->config;
   comm->rank = config.rank;
   comm->size = config.size;
-  comm->scheduler =
-      std::make_unique<coll::Scheduler>(*comm->world->transport, comm->rank, comm->size,
-                                        config.timeout_s, config.local_size > usable_cores());
+  comm->node = setup_node(*comm->world->bootstrap, config, env);
+  // Ranks on this node: what the node map found (BRAID_LOCAL_SIZE may not be set).
+  const int local = std::max(config.local_size, comm->node->map.local_size());
+  comm->scheduler = std::make_unique<coll::Scheduler>(
+      *comm->world->transport, comm->rank, comm->size, config.timeout_s, local > usable_cores(),
+      comm->node->channel.get());
   return comm;
 }
 
