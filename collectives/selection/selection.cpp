@@ -7,6 +7,7 @@
 #include "broadcast/algorithms.hpp"
 #include "error.hpp"
 #include "intranode/algorithms.hpp"
+#include "intranode/node_phases.hpp"
 
 namespace braid::coll {
 namespace {
@@ -179,6 +180,9 @@ std::string SelectionTable::explain(const Topology &where) const {
   auto name = [&](CollKind kind, size_t bytes) {
     Choice c = choose(kind, bytes, bytes / 4, where);
     std::string s = detail::cat(c.algorithm->name, " (", describe(c), ")");
+    if (c.algorithm->fn == allreduce_shm)
+      s += bytes <= kSmallReduceBytes ? " [every rank reduces all slots]"
+                                      : " [pipelined reduce-scatter + gather]";
     if (c.algorithm->fn == allreduce_hierarchical || c.algorithm->fn == broadcast_hierarchical)
       s += detail::cat(" with ", choose_among_leaders(kind, bytes, bytes / 4, where).algorithm->name,
                        " among leaders");
