@@ -15,7 +15,9 @@ size_t round_up(size_t v, size_t to) {
 }
 
 size_t controls_bytes(int local_size) {
-  return round_up(sizeof(PeerControl) * static_cast<size_t>(local_size), kPage);
+  return round_up((sizeof(PeerControl) + sizeof(InlineSlot) * NodeChannel::kBuffers) *
+                      static_cast<size_t>(local_size),
+                  kPage);
 }
 
 constexpr size_t kPerRankBuffers = NodeChannel::kWindow * NodeChannel::kBuffers;
@@ -29,6 +31,9 @@ size_t NodeChannel::segment_bytes(int local_size) {
 NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
     : map_(map),
       controls_(reinterpret_cast<PeerControl *>(base)),
+      slots_(base != nullptr ? reinterpret_cast<InlineSlot *>(
+                                   base + sizeof(PeerControl) * map.local.size())
+                             : nullptr),
       buffers_(base != nullptr ? base + controls_bytes(map.local_size()) : nullptr),
       known_done_(static_cast<size_t>(map.local_size()), 0) {}
 
@@ -42,6 +47,16 @@ void NodeChannel::claim_own_part() {
 FlagWait NodeChannel::flag(int local, Counter c, uint32_t target, const char *what) const {
   PeerControl &p = ctl(local);
   return FlagWait{&(p.*c), target, world_rank(local), p.pid, &p.sleepers, what};
+}
+
+FlagWait NodeChannel::inline_flag(int local, uint32_t window, const char *what) const {
+  PeerControl &p = ctl(local);
+  return FlagWait{&inline_slot(local, window).posted, window + 1, world_rank(local), p.pid,
+                  &p.sleepers, what};
+}
+
+void NodeChannel::publish_inline(uint32_t window) {
+  coll::publish(inline_slot(me(), window).posted, ctl(me()).sleepers, window + 1);
 }
 
 void NodeChannel::publish(Counter c, uint32_t value) {

@@ -5,6 +5,8 @@
 // its owner places it on the owner's NUMA node):
 //   PeerControl[n]       per rank: its counters (written only by it), then on a line of its own
 //                        the count of ranks sleeping on them (written by the others)
+//   InlineSlot[n][kBuffers] per rank and buffer: a counter and a tiny vector on one cache line,
+//                        so a peer gets both with one cache miss (the smallest allreduces)
 //   buffers[n][kBuffers] per rank: kBuffers windows of kWindow bytes it writes, others read
 //
 // Synchronisation is by window: every collective through the segment cuts its data into windows
@@ -35,6 +37,12 @@ struct alignas(64) PeerControl {
 };
 static_assert(sizeof(PeerControl) == 128);
 
+struct alignas(64) InlineSlot {
+  std::atomic<uint32_t> posted{0};
+  char data[60];
+};
+static_assert(sizeof(InlineSlot) == 64);
+
 using Counter = std::atomic<uint32_t> PeerControl::*;
 
 class NodeChannel {
@@ -61,11 +69,16 @@ class NodeChannel {
   char *buffer(int local, uint32_t window) const {
     return buffers_ + (static_cast<size_t>(local) * kBuffers + window % kBuffers) * kWindow;
   }
+  InlineSlot &inline_slot(int local, uint32_t window) const {
+    return slots_[static_cast<size_t>(local) * kBuffers + window % kBuffers];
+  }
   // The next window of the node's sequence.
   uint32_t take_window() { return next_window_++; }
 
   // Counter `c` of local rank `local` has reached `target`; `what` names the step for errors.
   FlagWait flag(int local, Counter c, uint32_t target, const char *what) const;
+  FlagWait inline_flag(int local, uint32_t window, const char *what) const;
+  void publish_inline(uint32_t window);
   // Publishes this rank's counter `c` = value, waking sleepers.
   void publish(Counter c, uint32_t value);
   // A rank that may still read this rank's buffer of `window`'s previous use, or -1 when the
@@ -90,6 +103,7 @@ class NodeChannel {
 
   detail::NodeMap map_;
   PeerControl *controls_;
+  InlineSlot *slots_;
   char *buffers_;
   uint32_t next_window_ = 0;
   std::vector<uint32_t> known_done_;  // per local rank: a lower bound of its `done`

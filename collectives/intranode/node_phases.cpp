@@ -18,17 +18,28 @@ Task reduce_whole(CollContext &ctx, NodeChannel &ch, const char *send, char *rec
   const size_t bytes = r.count * r.elem_size;
   const uint32_t w = ch.take_window();
   for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));
-  std::memcpy(ch.buffer(me, w), send, bytes);
-  ch.publish(&PeerControl::posted, w + 1);
+  // A vector that fits next to its counter travels on one cache line.
+  const bool tiny = bytes <= sizeof(InlineSlot::data);
+  auto data = [&](int s) -> const char * {
+    return tiny ? ch.inline_slot(s, w).data : ch.buffer(s, w);
+  };
+  if (tiny) {
+    std::memcpy(ch.inline_slot(me, w).data, send, bytes);
+    ch.publish_inline(w);
+  } else {
+    std::memcpy(ch.buffer(me, w), send, bytes);
+    ch.publish(&PeerControl::posted, w + 1);
+  }
   if (to < 0 || to == me) {
     for (int s = 0; s < n; ++s) {
       if (s == me) continue;
-      co_await ctx.wait_flag(ch.flag(s, &PeerControl::posted, w + 1, "deposit its data"));
+      co_await ctx.wait_flag(tiny ? ch.inline_flag(s, w, "deposit its data")
+                                  : ch.flag(s, &PeerControl::posted, w + 1, "deposit its data"));
       ch.saw(s, w + 1);
     }
     // Rank order, the lowest rank's data on the left: identical bits on every rank.
-    reduce(recv, ch.buffer(0, w), ch.buffer(1, w), r.count, r.dtype, r.op);
-    for (int s = 2; s < n; ++s) reduce(recv, recv, ch.buffer(s, w), r.count, r.dtype, r.op);
+    reduce(recv, data(0), data(1), r.count, r.dtype, r.op);
+    for (int s = 2; s < n; ++s) reduce(recv, recv, data(s), r.count, r.dtype, r.op);
   }
   ch.publish(&PeerControl::done, w + 1);
 }
@@ -103,6 +114,21 @@ Task node_reduce(CollContext &ctx, NodeChannel &ch, const char *send, char *recv
 Task node_broadcast(CollContext &ctx, NodeChannel &ch, char *buf, size_t bytes, int root) {
   if (ch.size() == 1) co_return;
   const int me = ch.me();
+  if (bytes <= sizeof(InlineSlot::data)) {  // one cache line: counter and data together
+    const uint32_t w = ch.take_window();
+    if (me == root) {
+      for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));
+      std::memcpy(ch.inline_slot(me, w).data, buf, bytes);
+      ch.publish(&PeerControl::done, w + 1);
+      ch.publish_inline(w);
+    } else {
+      co_await ctx.wait_flag(ch.inline_flag(root, w, "write the data"));
+      ch.saw(root, w + 1);
+      std::memcpy(buf, ch.inline_slot(root, w).data, bytes);
+      ch.publish(&PeerControl::done, w + 1);
+    }
+    co_return;
+  }
   for (size_t first = 0; first < bytes; first += NodeChannel::kWindow) {
     const size_t len = std::min(NodeChannel::kWindow, bytes - first);
     const uint32_t w = ch.take_window();

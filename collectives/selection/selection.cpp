@@ -54,11 +54,6 @@ SelectionTable SelectionTable::defaults() {
   SelectionTable t;
   // Switch points measured with braid-bench over UCX on one node (docs/algorithms.md).
   t.rules_ = {
-      // Ranks sharing a node: shared memory (docs/intranode.md).
-      {CollKind::allreduce, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
-      {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
-      {CollKind::allreduce, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
-      {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
       {CollKind::allreduce, 0, 16 * KiB, 1, kAnyRanks, "recursive_doubling", 0},
       {CollKind::allreduce, 16 * KiB, 512 * KiB, 1, kAnyRanks, "rabenseifner", 0},
       {CollKind::allreduce, 512 * KiB, kAny, 1, kAnyRanks, "ring", 1 * MiB},
@@ -66,6 +61,12 @@ SelectionTable SelectionTable::defaults() {
       {CollKind::broadcast, 256 * KiB, kAny, 1, 2, "binomial", 0},
       {CollKind::broadcast, 256 * KiB, kAny, 3, kAnyRanks, "scatter_allgather", 0},
       {CollKind::barrier, 0, kAny, 1, kAnyRanks, "dissemination", 0},
+      // Ranks sharing a node: shared memory (docs/intranode.md). Rules for a specific layout
+      // are tried before the others, wherever they stand in the table.
+      {CollKind::allreduce, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::allreduce, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
+      {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
   };
   return t;
 }
@@ -125,12 +126,15 @@ Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count,
     return {forced, 1 * MiB, -1,
             kind == CollKind::allreduce ? "BRAID_ALLREDUCE_ALGO" : "BRAID_BROADCAST_ALGO"};
   }
-  for (size_t i = 0; i < rules_.size(); ++i) {
+  // Pass 0: the rules for this layout (span); pass 1: the rules for any layout.
+  for (size_t k = 0; k < 2 * rules_.size(); ++k) {
+    const size_t i = k % rules_.size();
     const Rule &r = rules_[i];
+    const bool pass_any = k >= rules_.size();
     // max_bytes == SIZE_MAX means "and up", including SIZE_MAX itself.
     const bool below_max = r.max_bytes == kAny || bytes < r.max_bytes;
     if (r.kind != kind || bytes < r.min_bytes || !below_max || ranks < r.min_ranks ||
-        ranks > r.max_ranks || (r.span != Span::any && r.span != span))
+        ranks > r.max_ranks || (pass_any ? r.span != Span::any : r.span != span))
       continue;
     // With fewer elements than ranks the block algorithms would move empty blocks around.
     if (r.span == Span::any && kind == CollKind::allreduce && count < static_cast<size_t>(ranks))
@@ -155,7 +159,7 @@ std::string format_bytes(size_t bytes) {
 std::string SelectionTable::explain(const Topology &where) const {
   const int ranks = where.ranks;
   std::ostringstream out;
-  out << "selection rules (first match wins):\n";
+  out << "selection rules (first match wins; rules for a node layout before the others):\n";
   for (size_t i = 0; i < rules_.size(); ++i) {
     const Rule &r = rules_[i];
     out << "  rule " << i + 1 << ": " << kind_name(r.kind) << " [" << format_bytes(r.min_bytes)
