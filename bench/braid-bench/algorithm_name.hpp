@@ -3,7 +3,8 @@
 // selection.cpp is compiled into braid-bench (see bench/CMakeLists.txt and bench/README.md),
 // with the same overrides from BRAID_ALLREDUCE_ALGO / BRAID_BROADCAST_ALGO that libbraid
 // applies at braid_init, and the node layout the launcher describes (BRAID_LOCAL_SIZE ranks per
-// node, or the BRAID_HOST_ID test override; BRAID_INTRANODE=off). Without that (BRAID_BENCH_SELECTION=OFF) the column reads "auto".
+// node, or the BRAID_HOST_ID test override; BRAID_INTRANODE=off). Without that
+// (BRAID_BENCH_SELECTION=OFF) the column reads "auto".
 #pragma once
 
 #include <cstddef>

@@ -28,10 +28,10 @@ class NodeChannel;
 struct FlagWait {
   const std::atomic<uint32_t> *word = nullptr;
   uint32_t target = 0;
-  int peer = -1;                             // rank that will advance the counter; -1: this one
-  int pid = 0;                               // its process (checked for exit while waiting), or 0
+  int peer = -1;                              // rank that will advance the counter; -1: this one
+  int pid = 0;                                // its process (checked for exit while waiting), or 0
   std::atomic<uint32_t> *sleepers = nullptr;  // where a futex sleeper announces itself, or null
-  const char *what = "";                     // for errors: what the peer has not done yet
+  const char *what = "";                      // for errors: what the peer has not done yet
   bool reached() const {
     return static_cast<int32_t>(word->load(std::memory_order_acquire) - target) >= 0;
   }

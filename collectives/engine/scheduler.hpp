@@ -17,8 +17,8 @@ class Scheduler {
   // `oversubscribed`: more ranks on this host than cores this process may run on. Then an idle
   // rank yields at once instead of spinning, because the peer it waits for needs the core.
   // `node`: the node's shared-memory channel handed to every collective (null: none).
-  Scheduler(detail::Transport &transport, int rank, int size, double timeout_s,
-            bool oversubscribed, NodeChannel *node = nullptr);
+  Scheduler(detail::Transport &transport, int rank, int size, double timeout_s, bool oversubscribed,
+            NodeChannel *node = nullptr);
 
   // Starts a collective: its first step runs now. `seq` is the communicator's sequence number
   // of this call, which all ranks agree on because they call collectives in the same order.

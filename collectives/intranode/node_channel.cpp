@@ -31,9 +31,9 @@ size_t NodeChannel::segment_bytes(int local_size) {
 NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
     : map_(map),
       controls_(reinterpret_cast<PeerControl *>(base)),
-      slots_(base != nullptr ? reinterpret_cast<InlineSlot *>(
-                                   base + sizeof(PeerControl) * map.local.size())
-                             : nullptr),
+      slots_(base != nullptr
+                 ? reinterpret_cast<InlineSlot *>(base + sizeof(PeerControl) * map.local.size())
+                 : nullptr),
       buffers_(base != nullptr ? base + controls_bytes(map.local_size()) : nullptr),
       known_done_(static_cast<size_t>(map.local_size()), 0) {}
 
@@ -51,8 +51,8 @@ FlagWait NodeChannel::flag(int local, Counter c, uint32_t target, const char *wh
 
 FlagWait NodeChannel::inline_flag(int local, uint32_t window, const char *what) const {
   PeerControl &p = ctl(local);
-  return FlagWait{&inline_slot(local, window).posted, window + 1, world_rank(local), p.pid,
-                  &p.sleepers, what};
+  return FlagWait{
+      &inline_slot(local, window).posted, window + 1, world_rank(local), p.pid, &p.sleepers, what};
 }
 
 void NodeChannel::publish_inline(uint32_t window) {

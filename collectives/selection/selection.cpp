@@ -164,10 +164,10 @@ std::string SelectionTable::explain(const Topology &where) const {
     const Rule &r = rules_[i];
     out << "  rule " << i + 1 << ": " << kind_name(r.kind) << " [" << format_bytes(r.min_bytes)
         << ", " << format_bytes(r.max_bytes) << ") on " << r.min_ranks << ".."
-        << (r.max_ranks == kAnyRanks ? std::string("any") : std::to_string(r.max_ranks))
-        << " ranks" << (r.span == Span::one_node ? " all on one node"
-                        : r.span == Span::nodes  ? " sharing nodes across nodes"
-                                                 : "")
+        << (r.max_ranks == kAnyRanks ? std::string("any") : std::to_string(r.max_ranks)) << " ranks"
+        << (r.span == Span::one_node ? " all on one node"
+            : r.span == Span::nodes  ? " sharing nodes across nodes"
+                                     : "")
         << " -> " << r.algorithm;
     if (r.segment_bytes) out << " (segment " << format_bytes(r.segment_bytes) << ")";
     out << "\n";
@@ -188,8 +188,9 @@ std::string SelectionTable::explain(const Topology &where) const {
       s += bytes <= kSmallReduceBytes ? " [every rank reduces all slots]"
                                       : " [pipelined reduce-scatter + gather]";
     if (c.algorithm->fn == allreduce_hierarchical || c.algorithm->fn == broadcast_hierarchical)
-      s += detail::cat(" with ", choose_among_leaders(kind, bytes, bytes / 4, where).algorithm->name,
-                       " among leaders");
+      s +=
+          detail::cat(" with ", choose_among_leaders(kind, bytes, bytes / 4, where).algorithm->name,
+                      " among leaders");
     return s;
   };
   for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 4)

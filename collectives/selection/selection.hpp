@@ -29,8 +29,8 @@ enum class Span {
 
 struct Topology {
   int ranks = 1;
-  int nodes = 1;      // nodes the ranks are on
-  int max_local = 1;  // ranks on the most populated node
+  int nodes = 1;           // nodes the ranks are on
+  int max_local = 1;       // ranks on the most populated node
   bool intranode = false;  // the node-local shared-memory path is available
   // One rank per node as far as braid knows: the flat algorithms everywhere.
   static Topology flat(int ranks) { return {ranks, ranks, 1, false}; }

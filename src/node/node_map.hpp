@@ -11,13 +11,13 @@ namespace braid::detail {
 struct NodeMap {
   int rank = 0;
   int nodes = 1;
-  int node = 0;                 // this rank's node; nodes are numbered by their lowest rank
-  std::vector<int> node_of;     // node of every rank
-  std::vector<int> local;       // ranks on this rank's node, ascending
-  int local_rank = 0;           // index of `rank` in `local`
-  std::vector<int> leaders;     // lowest rank of every node, by node number
-  std::vector<int> local_index; // every rank's index among the ranks of its node
-  int max_local = 1;            // ranks on the most populated node
+  int node = 0;                  // this rank's node; nodes are numbered by their lowest rank
+  std::vector<int> node_of;      // node of every rank
+  std::vector<int> local;        // ranks on this rank's node, ascending
+  int local_rank = 0;            // index of `rank` in `local`
+  std::vector<int> leaders;      // lowest rank of every node, by node number
+  std::vector<int> local_index;  // every rank's index among the ranks of its node
+  int max_local = 1;             // ranks on the most populated node
 
   int local_size() const { return static_cast<int>(local.size()); }
   bool leader() const { return local_rank == 0; }
