@@ -39,7 +39,7 @@ static_assert(sizeof(PeerControl) == 128);
 
 struct alignas(64) InlineSlot {
   std::atomic<uint32_t> posted{0};
-  char data[60];
+  alignas(8) char data[56];  // aligned for every element type
 };
 static_assert(sizeof(InlineSlot) == 64);
 
