@@ -3,8 +3,16 @@
 #include <cstdlib>
 
 #include "text.hpp"
+#ifdef BRAID_BENCH_HAVE_SELECTION
+#include "intranode/algorithms.hpp"
+#endif
 
 #ifdef BRAID_BENCH_HAVE_SELECTION
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "node/node_map.hpp"
 #include "selection/selection.hpp"
 #endif
 
@@ -41,6 +49,37 @@ braid::coll::CollKind kind_of(Collective c) {
   }
   return braid::coll::CollKind::barrier;
 }
+
+// Where libbraid will find the ranks, from what the launcher tells each rank: BRAID_HOST_ID
+// (the test override, one entry per rank in turn) or BRAID_LOCAL_SIZE ranks per node, and
+// whether BRAID_INTRANODE leaves the node-local path on. libbraid itself compares host
+// identities at braid_init; braidrun places BRAID_LOCAL_SIZE ranks on each host.
+braid::coll::Topology topology(int ranks) {
+  braid::coll::Topology t = braid::coll::Topology::flat(ranks);
+  const char *off = std::getenv("BRAID_INTRANODE");
+  t.intranode = off == nullptr || std::string(off) != "off";
+  const char *ids = std::getenv("BRAID_HOST_ID");
+  if (ids != nullptr && *ids != '\0') {
+    std::vector<std::string> names{""};
+    for (const char *p = ids; *p; ++p) {
+      if (*p == ',')
+        names.emplace_back();
+      else
+        names.back() += *p;
+    }
+    std::vector<std::string> per_rank;
+    for (int r = 0; r < ranks; ++r) per_rank.push_back(names[r % names.size()]);
+    const braid::detail::NodeMap m = braid::detail::make_node_map(per_rank, 0);
+    t.nodes = m.nodes;
+    t.max_local = m.max_local;
+    return t;
+  }
+  const char *local = std::getenv("BRAID_LOCAL_SIZE");
+  const int per_node = local ? std::clamp(std::atoi(local), 1, ranks) : ranks;
+  t.nodes = (ranks + per_node - 1) / per_node;
+  t.max_local = per_node;
+  return t;
+}
 #endif
 
 }  // namespace
@@ -53,7 +92,12 @@ std::string braid_algorithm(Collective c, size_t bytes, size_t count, int ranks)
   // Exactly what libbraid's launch() asks: choose(kind, bytes, count, ranks). The overrides
   // are empty here (a forced name returned above), so this is the rule table itself.
   static const braid::coll::SelectionTable table = braid::coll::SelectionTable::defaults();
-  const braid::coll::Choice choice = table.choose(kind_of(c), bytes, count, ranks);
+  const braid::coll::Topology where = topology(ranks);
+  const braid::coll::Choice choice = table.choose(kind_of(c), bytes, count, where);
+  if (choice.algorithm->fn == braid::coll::allreduce_hierarchical ||
+      choice.algorithm->fn == braid::coll::broadcast_hierarchical)
+    return cat("auto(hierarchical+",
+               table.choose_among_leaders(kind_of(c), bytes, count, where).algorithm->name, ")");
   return cat("auto(", choice.algorithm->name, ")");
 #else
   (void)bytes;

@@ -2,7 +2,9 @@
 // used, so braid-bench evaluates braid's own selection table: collectives/selection/
 // selection.cpp is compiled into braid-bench (see bench/CMakeLists.txt and bench/README.md),
 // with the same overrides from BRAID_ALLREDUCE_ALGO / BRAID_BROADCAST_ALGO that libbraid
-// applies at braid_init. Without that (BRAID_BENCH_SELECTION=OFF) the column reads "auto".
+// applies at braid_init, and the node layout the launcher describes (BRAID_LOCAL_SIZE ranks per
+// node, or the BRAID_HOST_ID test override; BRAID_INTRANODE=off). Without that
+// (BRAID_BENCH_SELECTION=OFF) the column reads "auto".
 #pragma once
 
 #include <cstddef>

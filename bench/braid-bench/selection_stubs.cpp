@@ -10,6 +10,7 @@
 #include "allreduce/algorithms.hpp"
 #include "barrier/barrier.hpp"
 #include "broadcast/algorithms.hpp"
+#include "intranode/algorithms.hpp"
 
 namespace braid::coll {
 namespace {
@@ -34,6 +35,18 @@ Task broadcast_binomial(CollContext &, CollArgs) {
   never_called(__func__);
 }
 Task broadcast_scatter_allgather(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task allreduce_shm(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task broadcast_shm(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task allreduce_hierarchical(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task broadcast_hierarchical(CollContext &, CollArgs) {
   never_called(__func__);
 }
 Task barrier_dissemination(CollContext &, CollArgs) {

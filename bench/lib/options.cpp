@@ -168,9 +168,11 @@ std::string help_text(std::string_view program, Flavor flavor) {
          "                   before braid_init. Default: BRAID_TRANSPORT from the environment.\n"
          "  --algo A         Force an algorithm: sets BRAID_ALLREDUCE_ALGO (allreduce) or\n"
          "                   BRAID_BROADCAST_ALGO (broadcast) before braid_init. Allreduce:\n"
-         "                   recursive_doubling, rabenseifner, ring; broadcast: binomial,\n"
-         "                   scatter_allgather (braid-info lists them). Default: automatic\n"
-         "                   selection by message size and rank count.\n";
+         "                   recursive_doubling, rabenseifner, ring, shm, hierarchical;\n"
+         "                   broadcast: binomial, scatter_allgather, shm, hierarchical\n"
+         "                   (braid-info lists them). Default: automatic selection by\n"
+         "                   message size, rank count and node layout (the node-local\n"
+         "                   paths when ranks share a node, unless BRAID_INTRANODE=off).\n";
   } else {
     t += "  --transport T    Accepted for command-line compatibility and ignored; the\n"
          "                   transport is reported as \"mpi\".\n"

@@ -23,6 +23,9 @@ struct CollArgs {
   int root = 0;
   size_t elem_size = 1;
   size_t segment_bytes = 0;  // pipeline segment chosen by the selection table (0 = none)
+  // Hierarchical algorithms: the flat algorithm the node leaders run among themselves.
+  Task (*inner)(CollContext &ctx, CollArgs args) = nullptr;
+  size_t inner_segment_bytes = 0;
 
   size_t bytes() const { return count * elem_size; }
   bool in_place() const { return sendbuf == recvbuf; }

@@ -1,6 +1,9 @@
 #include "engine/coll_context.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 
 #include "comm/transport.hpp"
 #include "error.hpp"
@@ -24,6 +27,7 @@ CollContext::~CollContext() {
 }
 
 OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
+  peer = world_peer(peer);
   Op op{peer, true, step, bytes, 0, {}};
   const auto *p = static_cast<const char *>(buf);
   // Inside braid-allocated memory (braid_mem_alloc, scratch): registered once per communicator.
@@ -41,6 +45,7 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
 }
 
 OpId CollContext::recv(int peer, void *buf, size_t bytes, uint32_t step) {
+  peer = world_peer(peer);
   Op op{peer, false, step, bytes, 0, {}};
   auto *p = static_cast<char *>(buf);
   braid_transport_mr_t mr = bytes > 0 ? transport_.registration(buf, bytes) : nullptr;
@@ -64,6 +69,13 @@ void CollContext::suspend(std::coroutine_handle<> h, OpId id) {
   waiter_ = h;
   awaited_ = id;
   wait_started_ = Clock::now();
+}
+
+void CollContext::suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag) {
+  waiter_ = h;
+  flag_ = flag;
+  wait_started_ = Clock::now();
+  next_exit_check_ = wait_started_ + std::chrono::milliseconds(100);
 }
 
 void CollContext::finish_op(Op &op) {
@@ -102,13 +114,35 @@ bool CollContext::poll() {
 }
 
 std::coroutine_handle<> CollContext::take_ready() {
-  if (!waiter_ || !complete(awaited_)) return {};
+  if (!waiter_) return {};
+  if (flag_.word != nullptr) {
+    if (!flag_.reached()) return {};
+    flag_ = FlagWait{};
+  } else if (!complete(awaited_)) {
+    return {};
+  }
   return std::exchange(waiter_, {});
 }
 
 void CollContext::check_deadline() const {
   if (!waiter_) return;
-  double waited = std::chrono::duration<double>(Clock::now() - wait_started_).count();
+  const auto now = Clock::now();
+  double waited = std::chrono::duration<double>(now - wait_started_).count();
+  if (flag_.word != nullptr) {
+    // A rank of this node that exited will never advance the counter: say so at once rather
+    // than at the deadline.
+    if (flag_.pid > 0 && now >= next_exit_check_) {
+      next_exit_check_ = now + std::chrono::milliseconds(100);
+      if (kill(flag_.pid, 0) != 0 && errno == ESRCH && !flag_.reached())
+        fail(BRAID_ERR_PEER_FAILED, "rank ", flag_.peer, " (pid ", flag_.pid,
+             ", same node) exited while rank ", rank_, " waited for it to ", flag_.what);
+    }
+    if (waited < timeout_s_) return;
+    if (flag_.peer < 0)
+      fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for an earlier collective");
+    fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for rank ", flag_.peer,
+         " (same node, shared memory) to ", flag_.what);
+  }
   if (waited < timeout_s_) return;
   for (const Op &op : ops_) {
     if (op.pending.empty()) continue;
@@ -132,6 +166,7 @@ void CollContext::cancel_all(int failed_peer) noexcept {
   ops_.clear();
   outstanding_ = 0;
   waiter_ = {};
+  flag_ = FlagWait{};
 }
 
 }  // namespace braid::coll

@@ -5,6 +5,7 @@
 
 #include <braid/transport.h>
 
+#include <atomic>
 #include <chrono>
 #include <coroutine>
 #include <cstdint>
@@ -20,6 +21,21 @@ class Transport;
 namespace braid::coll {
 
 using OpId = size_t;
+class NodeChannel;
+
+// A wait on a 32-bit counter in node-local shared memory (or in this process): done once the
+// counter has reached `target` (compared modulo 2^32, so counters may wrap).
+struct FlagWait {
+  const std::atomic<uint32_t> *word = nullptr;
+  uint32_t target = 0;
+  int peer = -1;                              // rank that will advance the counter; -1: this one
+  int pid = 0;                                // its process (checked for exit while waiting), or 0
+  std::atomic<uint32_t> *sleepers = nullptr;  // where a futex sleeper announces itself, or null
+  const char *what = "";                      // for errors: what the peer has not done yet
+  bool reached() const {
+    return static_cast<int32_t>(word->load(std::memory_order_acquire) - target) >= 0;
+  }
+};
 
 class CollContext {
  public:
@@ -31,10 +47,10 @@ class CollContext {
   CollContext &operator=(const CollContext &) = delete;
   ~CollContext();
 
-  int rank() const { return rank_; }
+  int rank() const { return group_ ? group_rank_ : rank_; }
   // A scratch buffer reused across calls; released when the lease goes out of scope.
   ScratchPool::Lease scratch(size_t bytes) { return scratch_.acquire(bytes); }
-  int size() const { return size_; }
+  int size() const { return group_ ? group_size_ : size_; }
 
   // `step` distinguishes the messages of one collective between the same two ranks; sender and
   // receiver must use the same value. Both sides must agree on `bytes`: a receive that gets
@@ -52,6 +68,34 @@ class CollContext {
   static constexpr OpId kAll = ~OpId{0};
   Awaiter wait(OpId id) { return Awaiter{this, id}; }
   Awaiter wait_all() { return Awaiter{this, kAll}; }
+
+  struct FlagAwaiter {
+    CollContext *ctx;
+    FlagWait flag;
+    bool await_ready() const { return flag.reached(); }
+    void await_suspend(std::coroutine_handle<> h) { ctx->suspend_on_flag(h, flag); }
+    void await_resume() const {}
+  };
+  FlagAwaiter wait_flag(const FlagWait &flag) { return FlagAwaiter{this, flag}; }
+
+  // The node's shared-memory channel, or null when ranks do not share a node (or it is off).
+  NodeChannel *node() const { return node_; }
+  // The call's sequence number, for messages that name it.
+  void set_seq(uint64_t seq) { seq_ = seq; }
+  uint64_t seq() const { return seq_; }
+  void set_node(NodeChannel *node) { node_ = node; }
+  // Makes rank() / size() and the peers of send() / recv() refer to a group of ranks (e.g. one
+  // leader per node): members[i] is the rank of group member i. use_world() undoes it.
+  void use_group(const int *members, int size, int my_index) {
+    group_ = members;
+    group_size_ = size;
+    group_rank_ = my_index;
+  }
+  void use_world() { group_ = nullptr; }
+  // What the suspended algorithm waits for when it waits on a flag, else null (the scheduler
+  // sleeps on it). True when messages are outstanding.
+  const FlagWait *blocked_on_flag() const { return waiter_ && flag_.word ? &flag_ : nullptr; }
+  bool has_messages() const { return outstanding_ != 0; }
 
   // Engine side.
   // Tests outstanding requests; throws Failure for a failed one. Returns true if any completed.
@@ -77,6 +121,8 @@ class CollContext {
 
   bool complete(OpId id) const;
   void suspend(std::coroutine_handle<> h, OpId id);
+  void suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag);
+  int world_peer(int peer) const { return group_ ? group_[peer] : peer; }
   // After wait_all every id is consumed, so the table restarts and stays small.
   void resumed(OpId id) {
     if (id == kAll) ops_.clear();
@@ -89,6 +135,7 @@ class CollContext {
   int rank_;
   int size_;
   uint64_t tag_base_;
+  uint64_t seq_ = 0;
   double timeout_s_;
   size_t max_message_;
   std::vector<Op> ops_;
@@ -96,6 +143,12 @@ class CollContext {
   std::coroutine_handle<> waiter_;
   OpId awaited_ = kAll;
   Clock::time_point wait_started_{};
+  FlagWait flag_{};  // set while suspended on a flag
+  mutable Clock::time_point next_exit_check_{};
+  NodeChannel *node_ = nullptr;
+  const int *group_ = nullptr;
+  int group_size_ = 0;
+  int group_rank_ = 0;
 };
 
 }  // namespace braid::coll

@@ -29,7 +29,7 @@ class Collective {
  public:
   Collective(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
              uint64_t tag_base, double timeout_s, CallLabel label, AlgorithmFn algorithm,
-             CollArgs args);
+             CollArgs args, NodeChannel *node = nullptr);
   Collective(const Collective &) = delete;
   Collective &operator=(const Collective &) = delete;
 
@@ -52,6 +52,9 @@ class Collective {
   braid_result_t result() const { return result_; }
   const std::string &message() const { return message_; }
   const CallLabel &label() const { return label_; }
+  // What the algorithm is blocked on, for the scheduler's choice of how to sleep.
+  const FlagWait *blocked_on_flag() const { return finished_ ? nullptr : ctx_.blocked_on_flag(); }
+  bool has_messages() const { return !finished_ && ctx_.has_messages(); }
 
  private:
   void finish(braid_result_t result, std::string message, int failed_peer = -1);

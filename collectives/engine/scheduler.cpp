@@ -9,6 +9,7 @@
 
 #include "comm/transport.hpp"
 #include "error.hpp"
+#include "intranode/futex.hpp"
 
 namespace braid::coll {
 namespace {
@@ -46,7 +47,7 @@ uint64_t signature_hash(const CollArgs &a) {
 }  // namespace
 
 Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double timeout_s,
-                     bool oversubscribed, int numa_node)
+                     bool oversubscribed, int numa_node, NodeChannel *node)
     : transport_(transport),
       rank_(rank),
       size_(size),
@@ -54,6 +55,7 @@ Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double ti
       seq_bits_(0),
       oversubscribed_(oversubscribed),
       sig_bits_(transport.props().tag_bits >= kStepBits + 16 + kSigBits ? kSigBits : 0),
+      node_(node),
       scratch_(numa_node) {
   seq_bits_ = std::min(24u, transport.props().tag_bits - kStepBits - sig_bits_);
 }
@@ -66,7 +68,7 @@ std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn
   const uint64_t tag_base = ((seq_part << sig_bits_) | sig_part) << kStepBits;
   started_ = std::max(started_, seq + 1);
   auto c = std::make_shared<Collective>(transport_, scratch_, rank_, size_, tag_base, timeout_s_,
-                                        label, algorithm, args);
+                                        label, algorithm, args, node_);
   bool progressed = false;
   if (!c->advance(&progressed)) active_.push_back(c);
   return c;
@@ -74,8 +76,13 @@ std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn
 
 bool Scheduler::progress() {
   bool progressed = false;
+  // Collectives that only wait on shared memory do not need the transport; skipping its
+  // progress call keeps small node-local calls fast. It still runs now and then, so messages
+  // arriving early for a later collective are taken in.
+  bool messages = ++passes_ % 64 == 0;
+  for (auto &c : active_) messages = messages || c->has_messages();
   try {
-    transport_.progress();
+    if (messages) transport_.progress();
   } catch (const detail::Failure &f) {
     // A failure of the whole transport (e.g. a fatal device event) ends everything in flight.
     for (auto &c : active_) c->abort(f.code(), f.message());
@@ -211,11 +218,28 @@ void Scheduler::wait(Collective &c) {
       sched_yield();
       continue;
     }
-    try {
-      transport_.wait(kSleepMs);
-    } catch (const detail::Failure &f) {
-      for (auto &a : active_) a->abort(f.code(), f.message());
+    sleep();
+  }
+}
+
+void Scheduler::sleep() {
+  const FlagWait *flag = nullptr;
+  for (auto &c : active_) {
+    if (c->has_messages()) {
+      flag = nullptr;
+      break;
     }
+    if (flag == nullptr && c->blocked_on_flag() && c->blocked_on_flag()->sleepers)
+      flag = c->blocked_on_flag();
+  }
+  if (flag != nullptr) {
+    futex_sleep(*flag, kSleepMs * 1000L);
+    return;
+  }
+  try {
+    transport_.wait(kSleepMs);
+  } catch (const detail::Failure &f) {
+    for (auto &a : active_) a->abort(f.code(), f.message());
   }
 }
 

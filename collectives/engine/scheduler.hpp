@@ -18,9 +18,10 @@ class Scheduler {
  public:
   // `oversubscribed`: more ranks on this host than cores this process may run on. Then an idle
   // rank yields at once instead of spinning, because the peer it waits for needs the core.
-  // `numa_node`: the rank's node, where scratch buffers go (-1: not bound).
+  // `numa_node`: the rank's node, where scratch buffers go (-1: not bound). `node`: the node's
+  // shared-memory channel handed to every collective (null: none).
   Scheduler(detail::Transport &transport, int rank, int size, double timeout_s, bool oversubscribed,
-            int numa_node = -1);
+            int numa_node = -1, NodeChannel *node = nullptr);
 
   // Starts a collective: its first step runs now. `seq` is the communicator's sequence number
   // of this call, which all ranks agree on because they call collectives in the same order.
@@ -51,6 +52,10 @@ class Scheduler {
   unsigned signature_bits() const { return sig_bits_; }
 
  private:
+  // Sleeps until something may have changed: on a shared-memory flag when every collective
+  // waits on one, else on the transport.
+  void sleep();
+
   detail::Transport &transport_;
   int rank_;
   int size_;
@@ -71,6 +76,8 @@ class Scheduler {
   void watch_peers();
   void explain_failures(const std::vector<std::shared_ptr<Collective>> &finished);
   void suspect_stall(std::chrono::steady_clock::time_point now);
+  NodeChannel *node_;
+  unsigned passes_ = 0;
   ScratchPool scratch_;  // declared before active_: outlives the collectives using it
   std::vector<std::shared_ptr<Collective>> active_;
 };

@@ -6,6 +6,8 @@
 #include "barrier/barrier.hpp"
 #include "broadcast/algorithms.hpp"
 #include "error.hpp"
+#include "intranode/algorithms.hpp"
+#include "intranode/node_phases.hpp"
 
 namespace braid::coll {
 namespace {
@@ -28,6 +30,14 @@ const std::vector<Algorithm> &all_algorithms() {
       {"binomial", CollKind::broadcast, broadcast_binomial, "binomial tree from the root"},
       {"scatter_allgather", CollKind::broadcast, broadcast_scatter_allgather,
        "binomial scatter + ring allgather; bandwidth-optimal on 3+ ranks"},
+      {"shm", CollKind::allreduce, allreduce_shm,
+       "node-local shared memory: per-rank slots (small) or pipelined reduce-scatter + gather"},
+      {"hierarchical", CollKind::allreduce, allreduce_hierarchical,
+       "node-local reduce, allreduce among node leaders, node-local broadcast"},
+      {"shm", CollKind::broadcast, broadcast_shm,
+       "node-local shared memory: the root writes each window once, the others copy it out"},
+      {"hierarchical", CollKind::broadcast, broadcast_hierarchical,
+       "to the root's node leader, broadcast among node leaders, node-local broadcast"},
       {"dissemination", CollKind::barrier, barrier_dissemination,
        "ceil(log2(n)) rounds of zero-byte messages"},
   };
@@ -51,6 +61,12 @@ SelectionTable SelectionTable::defaults() {
       {CollKind::broadcast, 256 * KiB, kAny, 1, 2, "binomial", 0},
       {CollKind::broadcast, 256 * KiB, kAny, 3, kAnyRanks, "scatter_allgather", 0},
       {CollKind::barrier, 0, kAny, 1, kAnyRanks, "dissemination", 0},
+      // Ranks sharing a node: shared memory (docs/intranode.md). Rules for a specific layout
+      // are tried before the others, wherever they stand in the table.
+      {CollKind::allreduce, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::allreduce, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
+      {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
   };
   return t;
 }
@@ -72,24 +88,57 @@ void SelectionTable::set_override(CollKind kind, std::string_view name) {
   (kind == CollKind::allreduce ? override_allreduce_ : override_broadcast_) = a;
 }
 
-Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count, int ranks) const {
+Span Topology::span() const {
+  if (!intranode || max_local < 2) return Span::any;
+  return nodes == 1 ? Span::one_node : Span::nodes;
+}
+
+Choice SelectionTable::choose_among_leaders(CollKind kind, size_t bytes, size_t count,
+                                            const Topology &where) const {
+  Topology leaders = Topology::flat(where.nodes);
+  SelectionTable flat = *this;
+  // A forced node-aware algorithm applies to the whole call, not to the leaders' part.
+  auto node_aware = [](const Algorithm *a) {
+    return a && (a->fn == allreduce_shm || a->fn == allreduce_hierarchical ||
+                 a->fn == broadcast_shm || a->fn == broadcast_hierarchical);
+  };
+  if (node_aware(flat.override_allreduce_)) flat.override_allreduce_ = nullptr;
+  if (node_aware(flat.override_broadcast_)) flat.override_broadcast_ = nullptr;
+  return flat.choose(kind, bytes, count, leaders);
+}
+
+Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count,
+                              const Topology &where) const {
+  const int ranks = where.ranks;
+  const Span span = where.span();
   const Algorithm *forced = kind == CollKind::allreduce   ? override_allreduce_
                             : kind == CollKind::broadcast ? override_broadcast_
                                                           : nullptr;
   if (forced != nullptr) {
+    const bool shm = forced->fn == allreduce_shm || forced->fn == broadcast_shm;
+    const bool hier = forced->fn == allreduce_hierarchical || forced->fn == broadcast_hierarchical;
+    if ((shm && span != Span::one_node) || (hier && span == Span::any))
+      detail::fail(BRAID_ERR_INVALID_ARGUMENT, "forced algorithm ", forced->name, " needs ",
+                   shm ? "every rank on one node" : "ranks sharing a node",
+                   " and the node-local path enabled (", where.nodes, " nodes, up to ",
+                   where.max_local, " ranks per node, BRAID_INTRANODE ",
+                   where.intranode ? "on" : "off", ")");
     return {forced, 1 * MiB, -1,
             kind == CollKind::allreduce ? "BRAID_ALLREDUCE_ALGO" : "BRAID_BROADCAST_ALGO"};
   }
-  // With fewer elements than ranks the block algorithms would move empty blocks around.
-  if (kind == CollKind::allreduce && count < static_cast<size_t>(ranks))
-    return {find_algorithm(kind, "recursive_doubling"), 0, -1, "fewer elements than ranks"};
-  for (size_t i = 0; i < rules_.size(); ++i) {
+  // Pass 0: the rules for this layout (span); pass 1: the rules for any layout.
+  for (size_t k = 0; k < 2 * rules_.size(); ++k) {
+    const size_t i = k % rules_.size();
     const Rule &r = rules_[i];
+    const bool pass_any = k >= rules_.size();
     // max_bytes == SIZE_MAX means "and up", including SIZE_MAX itself.
     const bool below_max = r.max_bytes == kAny || bytes < r.max_bytes;
     if (r.kind != kind || bytes < r.min_bytes || !below_max || ranks < r.min_ranks ||
-        ranks > r.max_ranks)
+        ranks > r.max_ranks || (pass_any ? r.span != Span::any : r.span != span))
       continue;
+    // With fewer elements than ranks the block algorithms would move empty blocks around.
+    if (r.span == Span::any && kind == CollKind::allreduce && count < static_cast<size_t>(ranks))
+      return {find_algorithm(kind, "recursive_doubling"), 0, -1, "fewer elements than ranks"};
     return {find_algorithm(kind, r.algorithm), r.segment_bytes, static_cast<int>(i), ""};
   }
   detail::fail(BRAID_ERR_INTERNAL, "no selection rule for ", kind_name(kind), " of ", bytes,
@@ -107,15 +156,19 @@ std::string format_bytes(size_t bytes) {
   return detail::cat(bytes, " B");
 }
 
-std::string SelectionTable::explain(int ranks) const {
+std::string SelectionTable::explain(const Topology &where) const {
+  const int ranks = where.ranks;
   std::ostringstream out;
-  out << "selection rules (first match wins):\n";
+  out << "selection rules (first match wins; rules for a node layout before the others):\n";
   for (size_t i = 0; i < rules_.size(); ++i) {
     const Rule &r = rules_[i];
     out << "  rule " << i + 1 << ": " << kind_name(r.kind) << " [" << format_bytes(r.min_bytes)
         << ", " << format_bytes(r.max_bytes) << ") on " << r.min_ranks << ".."
-        << (r.max_ranks == kAnyRanks ? std::string("any") : std::to_string(r.max_ranks))
-        << " ranks -> " << r.algorithm;
+        << (r.max_ranks == kAnyRanks ? std::string("any") : std::to_string(r.max_ranks)) << " ranks"
+        << (r.span == Span::one_node ? " all on one node"
+            : r.span == Span::nodes  ? " sharing nodes across nodes"
+                                     : "")
+        << " -> " << r.algorithm;
     if (r.segment_bytes) out << " (segment " << format_bytes(r.segment_bytes) << ")";
     out << "\n";
   }
@@ -124,13 +177,25 @@ std::string SelectionTable::explain(int ranks) const {
     out << "override: BRAID_ALLREDUCE_ALGO=" << override_allreduce_->name << "\n";
   if (override_broadcast_)
     out << "override: BRAID_BROADCAST_ALGO=" << override_broadcast_->name << "\n";
-  out << "choice per size on " << ranks << " ranks (float32 elements):\n";
-  for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 4) {
-    Choice a = choose(CollKind::allreduce, bytes, bytes / 4, ranks);
-    Choice b = choose(CollKind::broadcast, bytes, bytes / 4, ranks);
-    out << "  " << format_bytes(bytes) << ": allreduce " << a.algorithm->name << " (" << describe(a)
-        << "), broadcast " << b.algorithm->name << " (" << describe(b) << ")\n";
-  }
+  out << "choice per size on " << ranks << " ranks, " << where.nodes << " node"
+      << (where.nodes == 1 ? "" : "s") << ", up to " << where.max_local
+      << " ranks per node, node-local path " << (where.intranode ? "on" : "off")
+      << " (float32 elements):\n";
+  auto name = [&](CollKind kind, size_t bytes) {
+    Choice c = choose(kind, bytes, bytes / 4, where);
+    std::string s = detail::cat(c.algorithm->name, " (", describe(c), ")");
+    if (c.algorithm->fn == allreduce_shm)
+      s += bytes <= kSmallReduceBytes ? " [every rank reduces all slots]"
+                                      : " [pipelined reduce-scatter + gather]";
+    if (c.algorithm->fn == allreduce_hierarchical || c.algorithm->fn == broadcast_hierarchical)
+      s +=
+          detail::cat(" with ", choose_among_leaders(kind, bytes, bytes / 4, where).algorithm->name,
+                      " among leaders");
+    return s;
+  };
+  for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 4)
+    out << "  " << format_bytes(bytes) << ": allreduce " << name(CollKind::allreduce, bytes)
+        << ", broadcast " << name(CollKind::broadcast, bytes) << "\n";
   return out.str();
 }
 

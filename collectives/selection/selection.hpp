@@ -20,6 +20,23 @@ struct Algorithm {
   const char *summary;
 };
 
+// Where the ranks are. Rules for the node-local paths match only the topologies they serve.
+enum class Span {
+  any,       // every topology (the flat algorithms)
+  one_node,  // every rank on one node, the node-local path enabled
+  nodes,     // several nodes, at least one with several ranks, the node-local path enabled
+};
+
+struct Topology {
+  int ranks = 1;
+  int nodes = 1;           // nodes the ranks are on
+  int max_local = 1;       // ranks on the most populated node
+  bool intranode = false;  // the node-local shared-memory path is available
+  // One rank per node as far as braid knows: the flat algorithms everywhere.
+  static Topology flat(int ranks) { return {ranks, ranks, 1, false}; }
+  Span span() const;
+};
+
 struct Rule {
   CollKind kind;
   size_t min_bytes;  // inclusive
@@ -28,6 +45,7 @@ struct Rule {
   int max_ranks;     // inclusive
   const char *algorithm;
   size_t segment_bytes;
+  Span span = Span::any;
 };
 
 struct Choice {
@@ -50,9 +68,16 @@ class SelectionTable {
   // the valid ones. Empty strings leave the rules alone.
   void set_override(CollKind kind, std::string_view name);
 
-  Choice choose(CollKind kind, size_t bytes, size_t count, int ranks) const;
+  Choice choose(CollKind kind, size_t bytes, size_t count, int ranks) const {
+    return choose(kind, bytes, count, Topology::flat(ranks));
+  }
+  Choice choose(CollKind kind, size_t bytes, size_t count, const Topology &where) const;
+  // For a hierarchical choice: the flat algorithm the node leaders run among themselves.
+  Choice choose_among_leaders(CollKind kind, size_t bytes, size_t count,
+                              const Topology &where) const;
   // Human-readable table: the rules, the overrides, and the choice per size for `ranks`.
-  std::string explain(int ranks) const;
+  std::string explain(int ranks) const { return explain(Topology::flat(ranks)); }
+  std::string explain(const Topology &where) const;
 
   const std::vector<Rule> &rules() const { return rules_; }
 

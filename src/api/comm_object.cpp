@@ -2,11 +2,13 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 #include "error.hpp"
+#include "intranode/algorithms.hpp"
 #include "log.hpp"
 #include "reduce/dtype.hpp"
 
@@ -56,8 +58,16 @@ std::shared_ptr<coll::Collective> empty_call(braid_comm_s &comm, const coll::Col
 }
 
 std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args) {
-  const coll::Choice choice = comm.selection.choose(args.kind, args.bytes(), args.count, comm.size);
+  const coll::Topology &where = comm.node->topology;
+  const coll::Choice choice = comm.selection.choose(args.kind, args.bytes(), args.count, where);
   args.segment_bytes = choice.segment_bytes;
+  if (choice.algorithm->fn == coll::allreduce_hierarchical ||
+      choice.algorithm->fn == coll::broadcast_hierarchical) {
+    const coll::Choice inner =
+        comm.selection.choose_among_leaders(args.kind, args.bytes(), args.count, where);
+    args.inner = inner.algorithm->fn;
+    args.inner_segment_bytes = inner.segment_bytes;
+  }
   const uint64_t seq = comm.next_seq++;
   const coll::CallLabel label{args.kind, seq,       choice.algorithm->name,
                               comm.rank, comm.size, args.bytes()};
@@ -97,9 +107,13 @@ std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
   const EnvConfig &config = comm->world->config;
   comm->rank = config.rank;
   comm->size = config.size;
+  // The node map uses the bootstrap, so it comes before the control plane takes its connections.
+  comm->node = setup_node(*comm->world->bootstrap, config, env);
+  // Ranks on this node: what the node map found (BRAID_LOCAL_SIZE may not be set).
+  const int local = std::max(config.local_size, comm->node->map.local_size());
   comm->scheduler = std::make_unique<coll::Scheduler>(
-      *comm->world->transport, comm->rank, comm->size, config.timeout_s,
-      oversubscribed(config.local_size), comm->world->numa_node);
+      *comm->world->transport, comm->rank, comm->size, config.timeout_s, oversubscribed(local),
+      comm->world->numa_node, comm->node->channel.get());
   if (std::optional<bs::Star> star = comm->world->bootstrap->take_star()) {
     comm->control = std::make_unique<ControlPlane>(std::move(*star), comm->rank, comm->size);
     comm->watch = std::make_unique<ControlWatch>(*comm->control);

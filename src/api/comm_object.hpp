@@ -12,10 +12,13 @@
 #include "control/control_plane.hpp"
 #include "control/control_watch.hpp"
 #include "engine/scheduler.hpp"
+#include "node/node_setup.hpp"
 #include "selection/selection.hpp"
 
 struct braid_comm_s {
   std::unique_ptr<braid::detail::World> world;
+  // Before the scheduler: its collectives use the node's channel.
+  std::unique_ptr<braid::detail::NodeResources> node;
   std::unique_ptr<braid::coll::Scheduler> scheduler;
   braid::coll::SelectionTable selection;
   uint64_t next_seq = 0;

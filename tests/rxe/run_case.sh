@@ -24,8 +24,10 @@ need_plugin() {
 
 # UCX over rxe0 only: without UCX_TLS it would pick shared memory between local ranks. UCP's
 # rc_verbs needs ud_verbs as its wire-up transport.
-UCX_RXE=(BRAID_TRANSPORT=ucx UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1)
-VERBS=(BRAID_TRANSPORT=verbs BRAID_VERBS_DEVICE=rxe0:1)
+# BRAID_INTRANODE=off: the ranks of one guest share a node, and the node-local shared-memory
+# path would carry their collectives instead of the transport under test.
+UCX_RXE=(BRAID_TRANSPORT=ucx UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 BRAID_INTRANODE=off)
+VERBS=(BRAID_TRANSPORT=verbs BRAID_VERBS_DEVICE=rxe0:1 BRAID_INTRANODE=off)
 PER_PEER=(BRAID_VERBS_RECV_QUEUES=P,4096,32:P,65536,16 BRAID_VERBS_RNR_RETRY=0)
 # The transport tests on 3 ranks cover every 2-rank case too (each pair of ranks), and their
 # burst comes from more than one peer; 2 ranks where that is enough, to keep the time down.

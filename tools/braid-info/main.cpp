@@ -16,14 +16,17 @@ namespace {
 
 void usage() {
   std::puts(
-      "usage: braid-info [--explain [RANKS]] [--help]\n"
+      "usage: braid-info [--explain [RANKS]] [--nodes N] [--help]\n"
       "  Prints the braid version, the plugin search path, every transport plugin found and\n"
       "  whether it can be used here (and why not), the NUMA topology, binding, RDMA devices'\n"
       "  nodes and buffer placement, the transport BRAID_TRANSPORT selects, and\n"
       "  the algorithm selection table.\n"
       "  --explain [RANKS]  also print the algorithm chosen per message size for RANKS ranks\n"
       "                     (default: BRAID_SIZE, else 4), honouring BRAID_ALLREDUCE_ALGO and\n"
-      "                     BRAID_BROADCAST_ALGO.");
+      "                     BRAID_BROADCAST_ALGO.\n"
+      "  --nodes N          the RANKS ranks are spread evenly over N nodes (default 1: all on\n"
+      "                     one node, where the node-local shared-memory path is chosen unless\n"
+      "                     BRAID_INTRANODE=off; N = RANKS: one rank per node).");
 }
 
 }  // namespace
@@ -32,6 +35,7 @@ int main(int argc, char **argv) {
   using namespace braid;
   bool explain = false;
   int ranks = 4;
+  int nodes = 1;
   if (const char *s = std::getenv("BRAID_SIZE")) ranks = std::atoi(s) > 0 ? std::atoi(s) : 4;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -42,6 +46,8 @@ int main(int argc, char **argv) {
         explain = true;
         if (i + 1 < argc && argv[i + 1][0] != '-')
           ranks = static_cast<int>(detail::parse_integer(argv[++i], "--explain", 1, 1 << 20));
+      } else if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) {
+        nodes = static_cast<int>(detail::parse_integer(argv[++i], "--nodes", 1, 1 << 20));
       } else {
         std::fprintf(stderr, "braid-info: unknown option '%s' (see --help)\n", argv[i]);
         return 2;
@@ -89,7 +95,12 @@ int main(int argc, char **argv) {
     std::printf("algorithms:\n");
     for (const auto &a : coll::all_algorithms())
       std::printf("  %-10s %-20s %s\n", coll::kind_name(a.kind), a.name, a.summary);
-    std::string text = table.explain(ranks);
+    coll::Topology where = coll::Topology::flat(ranks);
+    where.nodes = std::min(nodes, ranks);
+    where.max_local = (ranks + where.nodes - 1) / where.nodes;
+    const char *intranode = std::getenv("BRAID_INTRANODE");
+    where.intranode = intranode == nullptr || std::strcmp(intranode, "off") != 0;
+    std::string text = table.explain(where);
     if (!explain) text = text.substr(0, text.find("choice per size"));
     std::fputs(text.c_str(), stdout);
   } catch (const detail::Failure &f) {

@@ -1,0 +1,14 @@
+// The node-aware collectives: `shm` when every rank is on one node, `hierarchical` when ranks
+// share nodes across several nodes. The selection table picks them by topology.
+#pragma once
+
+#include "engine/coll_args.hpp"
+
+namespace braid::coll {
+
+Task allreduce_shm(CollContext &ctx, CollArgs args);
+Task broadcast_shm(CollContext &ctx, CollArgs args);
+Task allreduce_hierarchical(CollContext &ctx, CollArgs args);
+Task broadcast_hierarchical(CollContext &ctx, CollArgs args);
+
+}  // namespace braid::coll

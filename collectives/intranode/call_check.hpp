@@ -1,0 +1,16 @@
+// Ranks of a node agree on the call before any data moves: each publishes what it called
+// (kind, count, dtype, op, root) and checks every other rank's record for the same turn. A
+// disagreement fails the call on every rank of the node with BRAID_ERR_MISMATCH naming both
+// sides, before any window is taken, so the node's window sequence stays in step and nothing is
+// read or written past a buffer the caller sized differently.
+#pragma once
+
+#include "engine/coll_args.hpp"
+#include "intranode/node_channel.hpp"
+
+namespace braid::coll {
+
+// `turn` is the ticket this rank's call took (NodeChannel::take_turn).
+Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args);
+
+}  // namespace braid::coll

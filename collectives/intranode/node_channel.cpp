@@ -1,0 +1,82 @@
+#include "intranode/node_channel.hpp"
+
+#include <unistd.h>
+
+#include "intranode/futex.hpp"
+#include "node/placement.hpp"
+
+namespace braid::coll {
+namespace {
+
+constexpr size_t kPage = 4096;
+
+size_t round_up(size_t v, size_t to) {
+  return (v + to - 1) / to * to;
+}
+
+size_t controls_bytes(int local_size) {
+  return round_up((sizeof(PeerControl) + sizeof(InlineSlot) * NodeChannel::kBuffers) *
+                      static_cast<size_t>(local_size),
+                  kPage);
+}
+
+constexpr size_t kPerRankBuffers = NodeChannel::kWindow * NodeChannel::kBuffers;
+
+}  // namespace
+
+size_t NodeChannel::segment_bytes(int local_size) {
+  return controls_bytes(local_size) + kPerRankBuffers * static_cast<size_t>(local_size);
+}
+
+NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
+    : map_(map),
+      controls_(reinterpret_cast<PeerControl *>(base)),
+      slots_(base != nullptr
+                 ? reinterpret_cast<InlineSlot *>(base + sizeof(PeerControl) * map.local.size())
+                 : nullptr),
+      buffers_(base != nullptr ? base + controls_bytes(map.local_size()) : nullptr),
+      known_done_(static_cast<size_t>(map.local_size()), 0) {}
+
+void NodeChannel::claim_own_part() {
+  // The control lines are small and shared by all; each rank's buffers are its own.
+  if (map_.leader()) detail::place_near_this_rank(controls_, controls_bytes(size()));
+  detail::place_near_this_rank(buffer(me(), 0), kPerRankBuffers);
+  ctl(me()).pid = static_cast<int32_t>(getpid());
+}
+
+FlagWait NodeChannel::flag(int local, Counter c, uint32_t target, const char *what) const {
+  PeerControl &p = ctl(local);
+  return FlagWait{&(p.*c), target, world_rank(local), p.pid, &p.sleepers, what};
+}
+
+FlagWait NodeChannel::inline_flag(int local, uint32_t window, const char *what) const {
+  PeerControl &p = ctl(local);
+  return FlagWait{
+      &inline_slot(local, window).posted, window + 1, world_rank(local), p.pid, &p.sleepers, what};
+}
+
+void NodeChannel::publish_inline(uint32_t window) {
+  coll::publish(inline_slot(me(), window).posted, ctl(me()).sleepers, window + 1);
+}
+
+void NodeChannel::publish(Counter c, uint32_t value) {
+  PeerControl &p = ctl(me());
+  coll::publish(p.*c, p.sleepers, value);
+}
+
+int NodeChannel::buffer_blocker(uint32_t window) {
+  const uint32_t need = window + 1 - kBuffers;
+  for (int s = 0; s < size(); ++s) {
+    if (s == me() || static_cast<int32_t>(known_done_[s] - need) >= 0) continue;
+    const uint32_t d = ctl(s).done.load(std::memory_order_acquire);
+    if (static_cast<int32_t>(d - known_done_[s]) > 0) known_done_[s] = d;
+    if (static_cast<int32_t>(known_done_[s] - need) < 0) return s;
+  }
+  return -1;
+}
+
+FlagWait NodeChannel::buffer_free(int local, uint32_t window) const {
+  return flag(local, &PeerControl::done, window + 1 - kBuffers, "finish reading an earlier window");
+}
+
+}  // namespace braid::coll

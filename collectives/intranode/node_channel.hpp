@@ -1,0 +1,142 @@
+// NodeChannel: this rank's view of the node-local shared-memory segment that the ranks of one
+// node use for their collectives.
+//
+// Layout (every part cache-line aligned, each rank's part page aligned so that first touch by
+// its owner places it on the owner's NUMA node):
+//   PeerControl[n]       per rank: its counters (written only by it), then on a line of its own
+//                        the count of ranks sleeping on them (written by the others)
+//   InlineSlot[n][kBuffers] per rank and buffer: a counter and a tiny vector on one cache line,
+//                        so a peer gets both with one cache miss (the smallest allreduces)
+//   buffers[n][kBuffers] per rank: kBuffers windows of kWindow bytes it writes, others read
+//
+// Synchronisation is by window: every collective through the segment cuts its data into windows
+// of at most kWindow bytes, and every rank of the node walks the same sequence of windows (the
+// ranks call collectives in the same order). Window J uses buffer J % kBuffers. A rank publishes
+// J + 1 in `posted` when its buffer holds its data for window J, in `reduced` when its share of
+// the reduction is in its buffer, and in `done` when it has finished reading everyone's buffers.
+// Before writing buffer J % kBuffers a rank waits until every rank's `done` reached
+// J + 1 - kBuffers, i.e. nobody still reads that buffer's previous window.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/coll_context.hpp"
+#include "node/node_map.hpp"
+
+namespace braid::coll {
+
+// What a rank called, published before it takes part, so ranks that disagree find out before
+// any window is used (see call_check.hpp).
+struct CallRecord {
+  int32_t kind = 0;
+  int32_t dtype = 0;
+  int32_t op = 0;
+  int32_t root = 0;
+  uint64_t count = 0;
+  uint64_t seq = 0;  // the rank's own call number, for the message
+};
+
+struct alignas(64) PeerControl {
+  std::atomic<uint32_t> posted{0};
+  std::atomic<uint32_t> reduced{0};
+  std::atomic<uint32_t> done{0};
+  int32_t pid = 0;
+  std::atomic<uint32_t> entered{0};  // turn + 1 of the latest call whose record is published
+  alignas(64) std::atomic<uint32_t> sleepers{0};
+  // By turn % 2: a rank is never more than one call ahead of another at entry.
+  alignas(64) CallRecord calls[2];
+};
+static_assert(sizeof(PeerControl) == 192);
+
+struct alignas(64) InlineSlot {
+  std::atomic<uint32_t> posted{0};
+  alignas(8) char data[56];  // aligned for every element type
+};
+static_assert(sizeof(InlineSlot) == 64);
+
+using Counter = std::atomic<uint32_t> PeerControl::*;
+
+class NodeChannel {
+ public:
+  static constexpr size_t kWindow = size_t{128} << 10;
+  static constexpr uint32_t kBuffers = 4;
+
+  // Bytes the segment needs for `local_size` ranks.
+  static size_t segment_bytes(int local_size);
+
+  // `base` is the mapped segment (zero-filled when created).
+  NodeChannel(char *base, const detail::NodeMap &map);
+  NodeChannel(const NodeChannel &) = delete;
+  NodeChannel &operator=(const NodeChannel &) = delete;
+
+  // Touches this rank's part first (placement) and records its pid; before anyone uses it.
+  void claim_own_part();
+
+  const detail::NodeMap &map() const { return map_; }
+  int size() const { return map_.local_size(); }
+  int me() const { return map_.local_rank; }
+  int world_rank(int local) const { return map_.local[local]; }
+
+  char *buffer(int local, uint32_t window) const {
+    return buffers_ + (static_cast<size_t>(local) * kBuffers + window % kBuffers) * kWindow;
+  }
+  InlineSlot &inline_slot(int local, uint32_t window) const {
+    return slots_[static_cast<size_t>(local) * kBuffers + window % kBuffers];
+  }
+  CallRecord &call_record(int local, uint32_t turn) const { return ctl(local).calls[turn % 2]; }
+
+  // The next window of the node's sequence.
+  uint32_t take_window() { return next_window_++; }
+
+  // Counter `c` of local rank `local` has reached `target`; `what` names the step for errors.
+  FlagWait flag(int local, Counter c, uint32_t target, const char *what) const;
+  FlagWait inline_flag(int local, uint32_t window, const char *what) const;
+  void publish_inline(uint32_t window);
+  // Publishes this rank's counter `c` = value, waking sleepers.
+  void publish(Counter c, uint32_t value);
+  // A rank that may still read this rank's buffer of `window`'s previous use, or -1 when the
+  // buffer is free to write. Uses what this rank already saw of the others, so the common case
+  // reads no shared line.
+  int buffer_blocker(uint32_t window);
+  FlagWait buffer_free(int local, uint32_t window) const;
+  // Seeing rank `local` publish v = J + 1 on any counter means it finished window J - 1: ranks
+  // walk windows in order.
+  void saw(int local, uint32_t v) {
+    if (static_cast<int32_t>(v - 1 - known_done_[local]) > 0) known_done_[local] = v - 1;
+  }
+
+  // Collectives through the segment run one at a time per rank, in the order they started, so
+  // the window sequence is the same on every rank even with non-blocking calls in flight.
+  uint32_t take_turn() { return next_turn_++; }
+  FlagWait turn(uint32_t ticket) const { return FlagWait{&serving_, ticket, -1, 0, nullptr, ""}; }
+  void end_turn() { serving_.fetch_add(1, std::memory_order_release); }
+
+ private:
+  PeerControl &ctl(int local) const { return controls_[local]; }
+
+  detail::NodeMap map_;
+  PeerControl *controls_;
+  InlineSlot *slots_;
+  char *buffers_;
+  uint32_t next_window_ = 0;
+  std::vector<uint32_t> known_done_;  // per local rank: a lower bound of its `done`
+  uint32_t next_turn_ = 0;
+  std::atomic<uint32_t> serving_{0};
+};
+
+// Holds this rank's turn for the lifetime of a collective's coroutine frame.
+class Turn {
+ public:
+  explicit Turn(NodeChannel &ch) : ch_(&ch) {}
+  Turn(const Turn &) = delete;
+  Turn &operator=(const Turn &) = delete;
+  ~Turn() { ch_->end_turn(); }
+
+ private:
+  NodeChannel *ch_;
+};
+
+}  // namespace braid::coll

@@ -1,0 +1,149 @@
+#include "intranode/node_phases.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/partition.hpp"
+#include "error.hpp"
+#include "reduce/reduce_kernels.hpp"
+
+namespace braid::coll {
+namespace {
+
+// Every rank reduces (or only `to`): all vectors go through one window.
+Task reduce_whole(CollContext &ctx, NodeChannel &ch, const char *send, char *recv, ReduceOf r,
+                  int to) {
+  const int n = ch.size();
+  const int me = ch.me();
+  const size_t bytes = r.count * r.elem_size;
+  const uint32_t w = ch.take_window();
+  for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));
+  // A vector that fits next to its counter travels on one cache line.
+  const bool tiny = bytes <= sizeof(InlineSlot::data);
+  auto data = [&](int s) -> const char * {
+    return tiny ? ch.inline_slot(s, w).data : ch.buffer(s, w);
+  };
+  if (tiny) {
+    std::memcpy(ch.inline_slot(me, w).data, send, bytes);
+    ch.publish_inline(w);
+  } else {
+    std::memcpy(ch.buffer(me, w), send, bytes);
+    ch.publish(&PeerControl::posted, w + 1);
+  }
+  if (to < 0 || to == me) {
+    for (int s = 0; s < n; ++s) {
+      if (s == me) continue;
+      co_await ctx.wait_flag(tiny ? ch.inline_flag(s, w, "deposit its data")
+                                  : ch.flag(s, &PeerControl::posted, w + 1, "deposit its data"));
+      ch.saw(s, w + 1);
+    }
+    // Rank order, the lowest rank's data on the left: identical bits on every rank.
+    reduce(recv, data(0), data(1), r.count, r.dtype, r.op);
+    for (int s = 2; s < n; ++s) reduce(recv, recv, data(s), r.count, r.dtype, r.op);
+  }
+  ch.publish(&PeerControl::done, w + 1);
+}
+
+Task reduce_scatter_gather(CollContext &ctx, NodeChannel &ch, const char *send, char *recv,
+                           ReduceOf r, int to) {
+  const int n = ch.size();
+  const int me = ch.me();
+  const size_t es = r.elem_size;
+  const size_t per_window = std::max<size_t>(1, NodeChannel::kWindow / es);
+  for (size_t first = 0; first < r.count; first += per_window) {
+    const size_t len = std::min(per_window, r.count - first);
+    auto lo = [&](int b) { return block_start(len, n, b); };
+    const uint32_t w = ch.take_window();
+    for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));
+    // Deposit the shares the other ranks reduce; this rank's own share is read in place.
+    char *mine = ch.buffer(me, w);
+    const char *in = send + first * es;
+    std::memcpy(mine, in, lo(me) * es);
+    std::memcpy(mine + lo(me + 1) * es, in + lo(me + 1) * es, (len - lo(me + 1)) * es);
+    ch.publish(&PeerControl::posted, w + 1);
+    for (int s = 0; s < n; ++s) {
+      if (s == me) continue;
+      co_await ctx.wait_flag(ch.flag(s, &PeerControl::posted, w + 1, "deposit its data"));
+      ch.saw(s, w + 1);
+    }
+    // Reduce this rank's share into its own buffer (where its share was not deposited).
+    const size_t off = lo(me) * es;
+    const size_t cnt = lo(me + 1) - lo(me);
+    auto input = [&](int s) { return s == me ? in + off : ch.buffer(s, w) + off; };
+    char *acc = mine + off;
+    if (cnt > 0) {
+      reduce(acc, input(0), input(1), cnt, r.dtype, r.op);
+      for (int s = 2; s < n; ++s) reduce(acc, acc, input(s), cnt, r.dtype, r.op);
+    }
+    ch.publish(&PeerControl::reduced, w + 1);
+    if (to < 0 || to == me) {
+      char *out = recv + first * es;
+      std::memcpy(out + off, acc, cnt * es);
+      for (int s = 0; s < n; ++s) {
+        if (s == me) continue;
+        co_await ctx.wait_flag(ch.flag(s, &PeerControl::reduced, w + 1, "reduce its share"));
+        std::memcpy(out + lo(s) * es, ch.buffer(s, w) + lo(s) * es, (lo(s + 1) - lo(s)) * es);
+      }
+    }
+    ch.publish(&PeerControl::done, w + 1);
+  }
+}
+
+}  // namespace
+
+NodeChannel &node_channel(CollContext &ctx, const char *algorithm) {
+  if (ctx.node() == nullptr)
+    detail::fail(BRAID_ERR_INVALID_ARGUMENT, algorithm,
+                 " needs the node-local shared-memory path, which this communicator does not have"
+                 " (BRAID_INTRANODE=off, or no two ranks share a node)");
+  return *ctx.node();
+}
+
+Task node_reduce(CollContext &ctx, NodeChannel &ch, const char *send, char *recv, ReduceOf r,
+                 int to) {
+  if (ch.size() == 1) {
+    if (send != recv) std::memcpy(recv, send, r.count * r.elem_size);
+    co_return;
+  }
+  if (r.count * r.elem_size <= kSmallReduceBytes)
+    co_await reduce_whole(ctx, ch, send, recv, r, to);
+  else
+    co_await reduce_scatter_gather(ctx, ch, send, recv, r, to);
+}
+
+Task node_broadcast(CollContext &ctx, NodeChannel &ch, char *buf, size_t bytes, int root) {
+  if (ch.size() == 1) co_return;
+  const int me = ch.me();
+  if (bytes <= sizeof(InlineSlot::data)) {  // one cache line: counter and data together
+    const uint32_t w = ch.take_window();
+    if (me == root) {
+      for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));
+      std::memcpy(ch.inline_slot(me, w).data, buf, bytes);
+      ch.publish(&PeerControl::done, w + 1);
+      ch.publish_inline(w);
+    } else {
+      co_await ctx.wait_flag(ch.inline_flag(root, w, "write the data"));
+      ch.saw(root, w + 1);
+      std::memcpy(buf, ch.inline_slot(root, w).data, bytes);
+      ch.publish(&PeerControl::done, w + 1);
+    }
+    co_return;
+  }
+  for (size_t first = 0; first < bytes; first += NodeChannel::kWindow) {
+    const size_t len = std::min(NodeChannel::kWindow, bytes - first);
+    const uint32_t w = ch.take_window();
+    if (me == root) {
+      for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));
+      std::memcpy(ch.buffer(me, w), buf + first, len);
+      ch.publish(&PeerControl::done, w + 1);  // the root reads nothing
+      ch.publish(&PeerControl::posted, w + 1);
+    } else {
+      co_await ctx.wait_flag(ch.flag(root, &PeerControl::posted, w + 1, "write the data"));
+      ch.saw(root, w + 1);
+      std::memcpy(buf + first, ch.buffer(root, w), len);
+      ch.publish(&PeerControl::done, w + 1);
+    }
+  }
+}
+
+}  // namespace braid::coll

@@ -1,0 +1,55 @@
+// The node-local shared-memory path: nothing is left in /dev/shm once braid_init returns (the
+// segment is unlinked as soon as every rank of the node has mapped it), and a rank of the node
+// that dies mid-collective is reported by name instead of hanging the others.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+TEST(Node, NoSegmentNameLeftAfterInit) {
+  // A node's segment is named after its leader's pid; every rank checks its own.
+  const std::string suffix = "-" + std::to_string(getpid());
+  DIR *d = opendir("/dev/shm");
+  if (d == nullptr) GTEST_SKIP() << "no /dev/shm";
+  while (dirent *e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind("braid-", 0) == 0 && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      ADD_FAILURE() << "/dev/shm/" << name << " still exists after braid_init";
+  }
+  closedir(d);
+}
+
+// Runs only when BRAID_TEST_DEAD_PEER=1 (its CTest entry: 2 ranks on one node, a long
+// BRAID_TIMEOUT so that only the exit check can end the wait in time).
+TEST(Node, DeadRankOfTheNodeIsNamed) {
+  const char *v = std::getenv("BRAID_TEST_DEAD_PEER");
+  if (v == nullptr || v[0] != '1') GTEST_SKIP() << "set BRAID_TEST_DEAD_PEER=1";
+  ASSERT_EQ(size(), 2);
+  int x = 1;
+  ASSERT_EQ(braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, world()), BRAID_SUCCESS);
+  if (rank() == 1) _exit(0);  // dies without a word, between two collectives
+  const auto start = std::chrono::steady_clock::now();
+  braid_result_t rc = braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, world());
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(rc, BRAID_ERR_PEER_FAILED) << braid_last_error();
+  const std::string msg = braid_last_error();
+  EXPECT_NE(msg.find("rank 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("exited"), std::string::npos) << msg;
+  EXPECT_LT(waited, 20.0);
+  std::printf("rank 0 got \"%s\" after %.2f s\n", msg.c_str(), waited);
+  std::fflush(nullptr);
+  _exit(testing::Test::HasFailure() ? 1 : 0);  // the peer is gone: finalize has no one to meet
+}
+
+}  // namespace
+}  // namespace mp
