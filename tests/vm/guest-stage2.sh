@@ -35,9 +35,24 @@ if [[ $GUEST_NIC == virtio ]]; then
 else
   ip link add eth0 type dummy || fail "cannot create the dummy netdev"
 fi
+# No duplicate address detection: the IPv6 link-local address (UCX's UD wire-up uses its GID)
+# would stay tentative for the first seconds after the link comes up, and address handles made
+# from it then fail with "Connection timed out".
+sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+  net.ipv6.conf.eth0.accept_dad=0 2>/dev/null || true
 # MTU 9000 gives rxe an active MTU of 4096 (1500 would give 1024).
 ip link set eth0 mtu 9000 && ip link set eth0 up && ip addr add "$GUEST_IP/24" dev eth0 ||
   fail "cannot configure eth0"
+# Two guests: the peer's MAC is known (run-in-guest assigns 52:54:00:c0:02:<node+1>), so its
+# IPv4 and IPv6 link-local neighbours are entered up front instead of being resolved (and
+# possibly timing out) during the first connection right after boot.
+if [[ -n $GUEST_PEER_IP ]]; then
+  peer_octet=${GUEST_PEER_IP##*.}
+  peer_mac=$(printf '52:54:00:c0:02:%02x' "$peer_octet")
+  ip neigh replace "$GUEST_PEER_IP" lladdr "$peer_mac" dev eth0 nud permanent || true
+  ip neigh replace "fe80::5054:ff:fec0:2$(printf '%02x' "$peer_octet")" lladdr "$peer_mac" \
+    dev eth0 nud permanent || true
+fi
 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0 failed"
 
 # rxe does RoCE v2 only; the index of the IPv4-mapped GID is looked up, not assumed.
