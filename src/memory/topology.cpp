@@ -41,9 +41,12 @@ std::unique_ptr<Topology> Topology::from_xml(const std::string &path) {
 
 const Topology &Topology::get() {
   static std::once_flag once;
-  static std::unique_ptr<Topology> topology;
+  // Never destroyed: destroying the last topology makes hwloc dlclose its plugins (hwloc_pci and
+  // with it libpciaccess, whose pci.ids tables would then be stranded: LeakSanitizer reports them
+  // in every process), and ranks may still ask for placement while static objects go away.
+  static Topology *topology = nullptr;
   std::call_once(once, [] {
-    topology = std::make_unique<Topology>(load_topology());
+    topology = new Topology(load_topology());
     log(LogLevel::info, "topology: ", topology->summary(),
         topology->is_this_system() ? "" : " (replayed, not this machine)");
   });

@@ -123,7 +123,10 @@ bool open_plugin(const std::string &name, Plugin *out, std::string *why) {
   for (const std::string &dir : dirs) {
     std::string path = dir + "/" + plugin_file(name);
     if (!file_exists(path)) continue;
-    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // RTLD_NODELETE: a plugin's libraries (libibverbs, librdmacm, UCX) keep global state that is
+    // only reachable through their own data; unmapping them after a failed probe would strand it
+    // (LeakSanitizer reports it) and a later dlopen would initialise them a second time.
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle == nullptr) {
       *why += cat(why->empty() ? "" : "; ", path, ": ", dlerror());
       continue;

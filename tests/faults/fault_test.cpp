@@ -6,6 +6,7 @@
 // error did not come from a hang (no performance assertions).
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <braid/braid.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -236,13 +238,30 @@ TEST(Bootstrap, HostileConnectionsAreRefusedAndLoggedWithoutDisturbingTheJob) {
   Process p1 = spawn({FAULT_RANK_PATH}, e1);
   std::vector<std::string> texts(4);
   std::vector<int> fds{p0.out_fd, p1.out_fd, p0.err_fd, p1.err_fd};
-  // Both ranks must finish normally (their output is small: read each to EOF in turn).
-  for (int i = 0; i < 4; ++i) {
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fds[i], buf, sizeof buf)) > 0) texts[i].append(buf, static_cast<size_t>(n));
-    close(fds[i]);
+  // Both ranks must finish normally. All four pipes are drained together: a rank blocked on a
+  // full stderr pipe (sanitizer builds log more) would otherwise never close its stdout.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (int open_fds = 4; open_fds > 0 && std::chrono::steady_clock::now() < deadline;) {
+    std::vector<pollfd> p;
+    for (int fd : fds)
+      if (fd >= 0) p.push_back({fd, POLLIN, 0});
+    if (poll(p.data(), p.size(), 1000) <= 0) continue;
+    for (const pollfd &q : p) {
+      if (q.revents == 0) continue;
+      const size_t i = static_cast<size_t>(std::find(fds.begin(), fds.end(), q.fd) - fds.begin());
+      char buf[4096];
+      ssize_t n = read(q.fd, buf, sizeof buf);
+      if (n > 0) {
+        texts[i].append(buf, static_cast<size_t>(n));
+      } else {
+        close(q.fd);
+        fds[i] = -1;
+        --open_fds;
+      }
+    }
   }
+  for (int fd : fds)
+    if (fd >= 0) close(fd);
   int st0 = 0, st1 = 0;
   waitpid(p0.pid, &st0, 0);
   waitpid(p1.pid, &st1, 0);
