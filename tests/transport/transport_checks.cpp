@@ -32,6 +32,7 @@ void fill(unsigned char *buf, size_t bytes, uint64_t s) {
     uint64_t w = word_at(s, i);
     std::memcpy(buf + i * 8, &w, 8);
   }
+  if (bytes % 8 == 0) return;  // also keeps a 0-byte (possibly NULL) buffer untouched
   uint64_t w = word_at(s, words);
   std::memcpy(buf + words * 8, &w, bytes % 8);
 }

@@ -10,26 +10,6 @@
 
 namespace braid::ucx {
 
-int Context::error(int code, const char *fmt, ...) {
-  if (err != nullptr && err_len > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
-
-void Context::logf(int level, const char *fmt, ...) {
-  if (log == nullptr) return;
-  char line[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  log(level, line);
-}
-
 namespace {
 
 void on_endpoint_error(void *arg, ucp_ep_h, ucs_status_t status) {

@@ -5,6 +5,8 @@
 #include <braid/transport.h>
 #include <ucp/api/ucp.h>
 
+#include "common/plugin_support.hpp"
+
 #include <cstdarg>
 #include <cstdint>
 #include <memory>
@@ -32,13 +34,10 @@ struct PeerRef {
   int peer;
 };
 
-struct Context {
+struct Context : plugin::Reporter {
   int rank = 0;
   int size = 0;
   double timeout_s = 0;
-  char *err = nullptr;
-  size_t err_len = 0;
-  void (*log)(int level, const char *msg) = nullptr;
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   std::vector<ucp_ep_h> eps;
@@ -48,10 +47,6 @@ struct Context {
   bool peer_errors = false;  // UCP_ERR_HANDLING_MODE_PEER (BRAID_UCX_PEER_ERRORS=1)
   std::string device;
   Counters counters;
-
-  // Writes a printf-style message into the error buffer and returns `code`.
-  int error(int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-  void logf(int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 };
 
 int context_create(const braid_transport_init_args_t *args, Context **out);

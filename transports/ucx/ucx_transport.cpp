@@ -117,21 +117,12 @@ int cancel(braid_transport_ctx_t, braid_transport_req_t r) {
 
 int counters(braid_transport_ctx_t c, braid_transport_counter_t *out, size_t *n) {
   const Counters &k = as_ctx(c)->counters;
-  const struct {
-    const char *name;
-    uint64_t value;
-  } all[] = {{"sends", k.sends},
-             {"receives", k.recvs},
-             {"bytes_sent", k.bytes_sent},
-             {"bytes_received", k.bytes_received},
-             {"cancels", k.cancels}};
-  size_t count = sizeof all / sizeof all[0];
-  for (size_t i = 0; i < count && i < *n; ++i) {
-    std::snprintf(out[i].name, sizeof out[i].name, "%s", all[i].name);
-    out[i].value = all[i].value;
-  }
-  *n = count;
-  return BRAID_SUCCESS;
+  const plugin::NamedCounter all[] = {{"sends", k.sends},
+                                      {"receives", k.recvs},
+                                      {"bytes_sent", k.bytes_sent},
+                                      {"bytes_received", k.bytes_received},
+                                      {"cancels", k.cancels}};
+  return plugin::copy_counters(all, out, n);
 }
 
 int finalize(braid_transport_ctx_t c) {

@@ -16,26 +16,6 @@
 
 namespace braid::verbs {
 
-int Context::error(int code, const char *fmt, ...) {
-  if (err != nullptr && err_len > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
-
-void Context::logf(int level, const char *fmt, ...) {
-  if (log == nullptr) return;
-  char line[768];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  log(level, line);
-}
-
 void fail_request(Context *, Request *req, int code, const std::string &text) {
   if (req->state == ReqState::Done || req->state == ReqState::Failed) return;
   if (req->state == ReqState::Reading && req->reads_done < req->reads_posted) {

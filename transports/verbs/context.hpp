@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/plugin_support.hpp"
 #include "options.hpp"
 #include "requests.hpp"
 #include "wire.hpp"
@@ -128,13 +129,10 @@ struct PeerState {
 
 constexpr int kReservedCreditBuffers = 2;
 
-struct Context {
+struct Context : plugin::Reporter {
   int rank = 0;
   int size = 0;
   double timeout_s = 30;
-  char *err = nullptr;
-  size_t err_len = 0;
-  void (*log)(int level, const char *msg) = nullptr;
   int numa_node = -1;  // where receive and bounce buffers go
   std::string numa_reason;
   void *(*alloc_on_node)(size_t, int) = nullptr;
@@ -175,9 +173,6 @@ struct Context {
   uint32_t peer_slot_index(int peer) const {  // peers without ourselves, for per-peer arenas
     return static_cast<uint32_t>(peer < rank ? peer : peer - 1);
   }
-
-  int error(int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-  void logf(int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 };
 
 int context_create(const braid_transport_init_args_t *args, Context **out);

@@ -174,36 +174,27 @@ int cancel(braid_transport_ctx_t c, braid_transport_req_t r) {
 
 int counters(braid_transport_ctx_t c, braid_transport_counter_t *out, size_t *n) {
   const Counters &k = as_ctx(c)->counters;
-  const struct {
-    const char *name;
-    uint64_t value;
-  } all[] = {{"inline_msgs", k.inline_msgs},
-             {"inline_bytes", k.inline_bytes},
-             {"eager_msgs", k.eager_msgs},
-             {"eager_bytes", k.eager_bytes},
-             {"rendezvous_msgs", k.rndv_msgs},
-             {"rendezvous_bytes", k.rndv_bytes},
-             {"rdma_reads", k.rdma_reads},
-             {"control_msgs", k.control_msgs},
-             {"credit_msgs", k.credit_msgs},
-             {"credit_stalls", k.credit_stalls},
-             {"send_stalls", k.send_stalls},
-             {"recvs_posted", k.recvs_posted},
-             {"recv_post_retries", k.recv_post_retries},
-             {"srq_limit_events", k.srq_limit_events},
-             {"srq_grows", k.srq_grows},
-             {"unexpected_msgs", k.unexpected_msgs},
-             {"reordered_msgs", k.reordered_msgs},
-             {"recv_buffer_bytes", k.recv_buffer_bytes},
-             {"send_buffer_bytes", k.send_buffer_bytes},
-             {"transient_registrations", k.transient_regs}};
-  size_t count = sizeof all / sizeof all[0];
-  for (size_t i = 0; i < count && i < *n; ++i) {
-    std::snprintf(out[i].name, sizeof out[i].name, "%s", all[i].name);
-    out[i].value = all[i].value;
-  }
-  *n = count;
-  return BRAID_SUCCESS;
+  const plugin::NamedCounter all[] = {{"inline_msgs", k.inline_msgs},
+                                      {"inline_bytes", k.inline_bytes},
+                                      {"eager_msgs", k.eager_msgs},
+                                      {"eager_bytes", k.eager_bytes},
+                                      {"rendezvous_msgs", k.rndv_msgs},
+                                      {"rendezvous_bytes", k.rndv_bytes},
+                                      {"rdma_reads", k.rdma_reads},
+                                      {"control_msgs", k.control_msgs},
+                                      {"credit_msgs", k.credit_msgs},
+                                      {"credit_stalls", k.credit_stalls},
+                                      {"send_stalls", k.send_stalls},
+                                      {"recvs_posted", k.recvs_posted},
+                                      {"recv_post_retries", k.recv_post_retries},
+                                      {"srq_limit_events", k.srq_limit_events},
+                                      {"srq_grows", k.srq_grows},
+                                      {"unexpected_msgs", k.unexpected_msgs},
+                                      {"reordered_msgs", k.reordered_msgs},
+                                      {"recv_buffer_bytes", k.recv_buffer_bytes},
+                                      {"send_buffer_bytes", k.send_buffer_bytes},
+                                      {"transient_registrations", k.transient_regs}};
+  return plugin::copy_counters(all, out, n);
 }
 
 int finalize(braid_transport_ctx_t c) {
