@@ -36,7 +36,9 @@ pair=0
 case ${1:?case} in
   ucx)             envs=("${UCX_RXE[@]}"); SUITES[0]=transport:2 ;;
   verbs.per_peer)  need_plugin verbs; envs=("${VERBS[@]}" "${PER_PEER[@]}"); SUITES+=(memlock) ;;
-  verbs.shared)    need_plugin verbs; envs=("${VERBS[@]}" BRAID_VERBS_RECV_QUEUES=S,256,512:S,8192,256) ;;
+  verbs.shared)    need_plugin verbs
+                   envs=("${VERBS[@]}" BRAID_VERBS_RECV_QUEUES=S,256,512:S,8192,256
+                         BRAID_TEST_EXPECT_SRQ_LIMIT=1) ;;
   verbs.mixed)     need_plugin verbs; envs=("${VERBS[@]}" BRAID_VERBS_RECV_QUEUES=P,4096,32:S,65536,64)
                    SUITES[0]=transport:2 ;;
   pair.ucx)        pair=1; envs=("${UCX_RXE[@]}") ;;

@@ -14,6 +14,7 @@
 //   tag_order     receives posted in another order than the sends (distinct tags), and
 //                 messages with one tag matching receives in posting order
 //   burst         every peer sends far more small messages than any receive queue holds
+//   asleep        receivers sleep (no progress) while every peer's messages arrive
 //                 before the receiver posts a single receive (an SRQ's or credit window's
 //                 worth many times over); nothing may be lost, nothing may hang
 //   reuse         a buffer is sent from (and received into), unmapped, mapped again at the
@@ -28,10 +29,12 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm/world.hpp"
@@ -98,9 +101,12 @@ void case_sizes(bt::Job &job) {
 }
 
 // n messages per peer each way, sizes cycling through `sizes`, all posted before any wait.
+// With `asleep`, each rank sleeps that long right after posting its sends, without progressing,
+// so its peers' messages pile up in its receive queues.
 void exchange_many(bt::Job &job, const char *what, int n, const std::vector<size_t> &sizes,
                    const std::function<int(int)> &recv_order, bool recv_first,
-                   std::chrono::milliseconds delay_recvs) {
+                   std::chrono::milliseconds delay_recvs,
+                   std::chrono::milliseconds asleep = std::chrono::milliseconds(0)) {
   bt::Batch batch(job, what);
   auto size_of = [&](int i) { return sizes[i % sizes.size()]; };
   std::vector<std::vector<std::vector<unsigned char>>> in(job.size()), out(job.size());
@@ -123,6 +129,7 @@ void exchange_many(bt::Job &job, const char *what, int n, const std::vector<size
       batch.send(peer, i, out[peer][i].data(), size_of(i));
     }
   }
+  if (asleep.count() > 0) std::this_thread::sleep_for(asleep);
   if (!recv_first) {
     batch.progress_for(delay_recvs);
     post_recvs();
@@ -189,6 +196,27 @@ void case_burst(bt::Job &job) {
       job, "burst", g_burst, sizes, [](int k) { return k; }, false, std::chrono::milliseconds(500));
   std::printf("  (%d messages from each of %d peers before any receive was posted)\n", g_burst,
               job.size() - 1);
+}
+
+// The receivers sleep while every peer's messages arrive: a shared receive queue runs below its
+// limit (verbs: IBV_EVENT_SRQ_LIMIT_REACHED, then the SRQ grows) or dry (senders retry on RNR).
+// Nothing may be lost. BRAID_TEST_EXPECT_SRQ_LIMIT=1 also requires the verbs plugin to have
+// handled at least one SRQ limit event (set where the spec has a small shared class).
+void case_asleep(bt::Job &job) {
+  exchange_many(
+      job, "asleep", 256, {8, 8, 8, 100}, [](int k) { return k; }, false,
+      std::chrono::milliseconds(200), std::chrono::milliseconds(400));
+  uint64_t events = 0;
+  bool found = false;
+  for (const braid_transport_counter_t &c : job.transport().counters())
+    if (std::string(c.name) == "srq_limit_events") {
+      events = c.value;
+      found = true;
+    }
+  if (found) std::printf("  (srq_limit_events = %llu)\n", static_cast<unsigned long long>(events));
+  const char *expect = std::getenv("BRAID_TEST_EXPECT_SRQ_LIMIT");
+  if (expect != nullptr && std::string(expect) == "1" && events == 0)
+    throw bt::CaseFailure("no SRQ limit event although every peer's messages filled the SRQ");
 }
 
 // Maps `bytes` at `at` (or anywhere when null); MAP_FIXED replaces nothing: `at` was unmapped.
@@ -262,11 +290,9 @@ void case_reuse(bt::Job &job) {
   }
 }
 
-const Case kCases[] = {{"sizes", case_sizes},
-                       {"in_flight", case_in_flight},
-                       {"tag_order", case_tag_order},
-                       {"burst", case_burst},
-                       {"reuse", case_reuse}};
+const Case kCases[] = {{"sizes", case_sizes},         {"in_flight", case_in_flight},
+                       {"tag_order", case_tag_order}, {"burst", case_burst},
+                       {"asleep", case_asleep},       {"reuse", case_reuse}};
 
 }  // namespace
 
