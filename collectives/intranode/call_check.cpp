@@ -54,6 +54,9 @@ std::string difference(int rank_a, CallRecord a, int rank_b, CallRecord b) {
 }  // namespace
 
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args) {
+  // Alone on its node (hierarchical with an uneven layout), a rank has no segment and no one to
+  // agree with here; the leaders' stage checks it against the other nodes.
+  if (ch.size() == 1) co_return;
   const CallRecord mine = record_of(args, ctx.seq());
   ch.call_record(ch.me(), turn) = mine;
   ch.publish(&PeerControl::entered, turn + 1);
