@@ -71,7 +71,9 @@ using Counter = std::atomic<uint32_t> PeerControl::*;
 
 class NodeChannel {
  public:
-  static constexpr size_t kWindow = size_t{128} << 10;
+  // 256 KiB: on the 2-core EPYC VM 8% faster than 128 KiB for 1-8 MiB allreduces (fewer
+  // synchronisations per byte), 512 KiB no better; four of them per rank still fit its L2.
+  static constexpr size_t kWindow = size_t{256} << 10;
   static constexpr uint32_t kBuffers = 4;
 
   // Bytes the segment needs for `local_size` ranks.
