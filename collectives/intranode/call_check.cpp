@@ -61,6 +61,8 @@ std::string difference(int rank_a, CallRecord a, int rank_b, CallRecord b) {
 
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                    const void *tiny, size_t tiny_bytes) {
+  // A rank alone on its node (hierarchical) has no segment and nobody to agree with.
+  if (ch.size() == 1) co_return;
   const CallRecord mine = record_of(args, ctx.seq());
   CallSlot &slot = ch.call_slot(ch.me(), turn);
   slot.record = mine;
