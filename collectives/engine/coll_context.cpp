@@ -72,10 +72,10 @@ void CollContext::suspend(std::coroutine_handle<> h, OpId id) {
 }
 
 void CollContext::start_wait_clock() {
-  // The clock is read at the wait's first deadline check, not here: most waits end within a
-  // few polls, and reading the clock costs as much as a poll.
+  // The clock is first read at the wait's 16th deadline check, not here: most waits end within
+  // a few polls, and reading the clock costs as much as a poll.
   wait_started_ = Clock::time_point{};
-  deadline_checks_ = 0;
+  deadline_checks_ = 1;
 }
 
 void CollContext::suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag) {
