@@ -68,14 +68,20 @@ bool CollContext::complete(OpId id) const {
 void CollContext::suspend(std::coroutine_handle<> h, OpId id) {
   waiter_ = h;
   awaited_ = id;
-  wait_started_ = Clock::now();
+  start_wait_clock();
+}
+
+void CollContext::start_wait_clock() {
+  // The clock is first read at the wait's 16th deadline check, not here: most waits end within
+  // a few polls, and reading the clock costs as much as a poll.
+  wait_started_ = Clock::time_point{};
+  deadline_checks_ = 1;
 }
 
 void CollContext::suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag) {
   waiter_ = h;
   flag_ = flag;
-  wait_started_ = Clock::now();
-  next_exit_check_ = wait_started_ + std::chrono::milliseconds(100);
+  start_wait_clock();
 }
 
 void CollContext::finish_op(Op &op) {
@@ -126,7 +132,15 @@ std::coroutine_handle<> CollContext::take_ready() {
 
 void CollContext::check_deadline() const {
   if (!waiter_) return;
+  // Every 16th check looks at the clock (a check follows every poll pass; while the scheduler
+  // sleeps, a pass takes at most a millisecond).
+  if (deadline_checks_++ % 16 != 0) return;
   const auto now = Clock::now();
+  if (wait_started_ == Clock::time_point{}) {
+    wait_started_ = now;
+    next_exit_check_ = now + std::chrono::milliseconds(100);
+    return;
+  }
   double waited = std::chrono::duration<double>(now - wait_started_).count();
   if (flag_.word != nullptr) {
     // A rank of this node that exited will never advance the counter: say so at once rather

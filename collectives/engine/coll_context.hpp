@@ -122,6 +122,7 @@ class CollContext {
   bool complete(OpId id) const;
   void suspend(std::coroutine_handle<> h, OpId id);
   void suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag);
+  void start_wait_clock();
   int world_peer(int peer) const { return group_ ? group_[peer] : peer; }
   // After wait_all every id is consumed, so the table restarts and stays small.
   void resumed(OpId id) {
@@ -142,7 +143,8 @@ class CollContext {
   size_t outstanding_ = 0;  // operations with pending requests
   std::coroutine_handle<> waiter_;
   OpId awaited_ = kAll;
-  Clock::time_point wait_started_{};
+  mutable Clock::time_point wait_started_{};  // zero until the wait's first deadline check
+  mutable unsigned deadline_checks_ = 0;
   FlagWait flag_{};  // set while suspended on a flag
   mutable Clock::time_point next_exit_check_{};
   NodeChannel *node_ = nullptr;

@@ -200,19 +200,22 @@ void Scheduler::suspect_stall(std::chrono::steady_clock::time_point now) {
 void Scheduler::wait(Collective &c) {
   using Clock = std::chrono::steady_clock;
   const auto spin_for = oversubscribed_ ? Clock::duration::zero() : Clock::duration(kSpinFor);
-  auto idle_since = Clock::now();
+  // Idle time counts from the first look at the clock after progress: reading the clock costs
+  // about as much as a pass, so it is read every 16 passes and not at all by short waits.
+  Clock::time_point idle_since{};
   unsigned passes = 0;
   while (!c.finished()) {
     bool progressed = progress();
     if (c.finished()) break;
     if (progressed) {
-      idle_since = Clock::now();
+      idle_since = Clock::time_point{};
       passes = 0;
       continue;
     }
-    // Reading the clock costs about as much as a pass; look at it every 16 passes.
     if (++passes % 16 != 0 && !oversubscribed_) continue;
-    const auto idle = Clock::now() - idle_since;
+    const auto now = Clock::now();
+    if (idle_since == Clock::time_point{}) idle_since = now;
+    const auto idle = now - idle_since;
     if (idle < spin_for) continue;
     if (idle < kYieldFor) {
       sched_yield();

@@ -1,5 +1,6 @@
 #include "intranode/call_check.hpp"
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -13,6 +14,11 @@ const char *kind_text(int32_t kind) {
   return kind == static_cast<int32_t>(CollKind::allreduce)   ? "allreduce"
          : kind == static_cast<int32_t>(CollKind::broadcast) ? "broadcast"
                                                              : "another collective";
+}
+
+bool same_call(const CallRecord &a, const CallRecord &b) {
+  return a.kind == b.kind && a.count == b.count && a.dtype == b.dtype && a.op == b.op &&
+         a.root == b.root;
 }
 
 CallRecord record_of(const CollArgs &args, uint64_t seq) {
@@ -53,18 +59,22 @@ std::string difference(int rank_a, CallRecord a, int rank_b, CallRecord b) {
 
 }  // namespace
 
-Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args) {
-  // Alone on its node (hierarchical with an uneven layout), a rank has no segment and no one to
-  // agree with here; the leaders' stage checks it against the other nodes.
+Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
+                   const void *tiny, size_t tiny_bytes) {
+  // A rank alone on its node (hierarchical) has no segment and nobody to agree with.
   if (ch.size() == 1) co_return;
   const CallRecord mine = record_of(args, ctx.seq());
-  ch.call_record(ch.me(), turn) = mine;
+  CallSlot &slot = ch.call_slot(ch.me(), turn);
+  slot.record = mine;
+  if (tiny_bytes > 0) std::memcpy(slot.data, tiny, tiny_bytes);
   ch.publish(&PeerControl::entered, turn + 1);
   for (int s = 0; s < ch.size(); ++s) {
     if (s == ch.me()) continue;
     co_await ctx.wait_flag(ch.flag(s, &PeerControl::entered, turn + 1, "enter this collective"));
-    std::string why =
-        difference(ch.world_rank(ch.me()), mine, ch.world_rank(s), ch.call_record(s, turn));
+    const CallRecord theirs = ch.call_slot(s, turn).record;
+    // The message is only worded when the calls differ: formatting costs more than the call.
+    if (same_call(mine, theirs)) continue;
+    std::string why = difference(ch.world_rank(ch.me()), mine, ch.world_rank(s), theirs);
     if (!why.empty()) detail::fail(BRAID_ERR_MISMATCH, why);
   }
 }

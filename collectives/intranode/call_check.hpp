@@ -10,7 +10,10 @@
 
 namespace braid::coll {
 
-// `turn` is the ticket this rank's call took (NodeChannel::take_turn).
-Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args);
+// `turn` is the ticket this rank's call took (NodeChannel::take_turn). `tiny` (up to
+// sizeof(CallSlot::data) bytes, or null) travels with the record: once this returns, every local
+// rank's is in ch.call_slot(rank, turn).data, readable until this rank enters its next call.
+Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
+                   const void *tiny = nullptr, size_t tiny_bytes = 0);
 
 }  // namespace braid::coll

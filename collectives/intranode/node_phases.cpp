@@ -10,6 +10,11 @@
 namespace braid::coll {
 namespace {
 
+// A broadcast moves each byte in one copy per side, so its windows are kept smaller than the
+// buffers: a 256 KiB broadcast is still two windows, the root writing the second while the
+// others copy out the first.
+constexpr size_t kBroadcastChunk = std::min(size_t{128} << 10, NodeChannel::kWindow);
+
 // Every rank reduces (or only `to`): all vectors go through one window.
 Task reduce_whole(CollContext &ctx, NodeChannel &ch, const char *send, char *recv, ReduceOf r,
                   int to) {
@@ -129,8 +134,8 @@ Task node_broadcast(CollContext &ctx, NodeChannel &ch, char *buf, size_t bytes, 
     }
     co_return;
   }
-  for (size_t first = 0; first < bytes; first += NodeChannel::kWindow) {
-    const size_t len = std::min(NodeChannel::kWindow, bytes - first);
+  for (size_t first = 0; first < bytes; first += kBroadcastChunk) {
+    const size_t len = std::min(kBroadcastChunk, bytes - first);
     const uint32_t w = ch.take_window();
     if (me == root) {
       for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));

@@ -1,7 +1,10 @@
 // Every rank on one node: the collective runs entirely through the node's shared memory.
+#include <cstring>
+
 #include "intranode/algorithms.hpp"
 #include "intranode/call_check.hpp"
 #include "intranode/node_phases.hpp"
+#include "reduce/reduce_kernels.hpp"
 
 namespace braid::coll {
 
@@ -10,6 +13,17 @@ Task allreduce_shm(CollContext &ctx, CollArgs args) {
   const uint32_t ticket = ch.take_turn();
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
+  const size_t bytes = args.bytes();
+  if (ch.size() > 1 && bytes > 0 && bytes <= sizeof(CallSlot::data)) {
+    // The vectors travel with the call records: one exchange of one cache line per rank.
+    co_await agree_on_call(ctx, ch, ticket, args, args.sendbuf, bytes);
+    auto data = [&](int s) -> const char * { return ch.call_slot(s, ticket).data; };
+    // Rank order, the lowest rank's data on the left: identical bits on every rank.
+    reduce(args.recvbuf, data(0), data(1), args.count, args.dtype, args.op);
+    for (int s = 2; s < ch.size(); ++s)
+      reduce(args.recvbuf, args.recvbuf, data(s), args.count, args.dtype, args.op);
+    co_return;
+  }
   co_await agree_on_call(ctx, ch, ticket, args);
   co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
                        static_cast<char *>(args.recvbuf),
@@ -21,9 +35,18 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   const uint32_t ticket = ch.take_turn();
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
+  const int root = ch.map().local_index[args.root];
+  const size_t bytes = args.bytes();
+  if (ch.size() > 1 && bytes > 0 && bytes <= sizeof(CallSlot::data)) {
+    // The root's vector travels with its call record.
+    const bool is_root = root == ch.me();
+    co_await agree_on_call(ctx, ch, ticket, args, is_root ? args.recvbuf : nullptr,
+                           is_root ? bytes : 0);
+    if (!is_root) std::memcpy(args.recvbuf, ch.call_slot(root, ticket).data, bytes);
+    co_return;
+  }
   co_await agree_on_call(ctx, ch, ticket, args);
-  co_await node_broadcast(ctx, ch, static_cast<char *>(args.recvbuf), args.bytes(),
-                          ch.map().local_index[args.root]);
+  co_await node_broadcast(ctx, ch, static_cast<char *>(args.recvbuf), bytes, root);
 }
 
 }  // namespace braid::coll
