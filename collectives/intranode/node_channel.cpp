@@ -35,7 +35,8 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
                  ? reinterpret_cast<InlineSlot *>(base + sizeof(PeerControl) * map.local.size())
                  : nullptr),
       buffers_(base != nullptr ? base + controls_bytes(map.local_size()) : nullptr),
-      known_done_(static_cast<size_t>(map.local_size()), 0) {}
+      known_done_(static_cast<size_t>(map.local_size()), 0),
+      mappings_(map.local_size()) {}
 
 void NodeChannel::claim_own_part() {
   // The control lines are small and shared by all; each rank's buffers are its own.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/coll_context.hpp"
+#include "intranode/shared_buffers.hpp"
 #include "node/node_map.hpp"
 
 namespace braid::coll {
@@ -53,6 +54,9 @@ struct alignas(64) PeerControl {
   std::atomic<uint32_t> done{0};
   int32_t pid = 0;
   std::atomic<uint32_t> entered{0};  // turn + 1 of the latest call whose record is published
+  // Whether this rank mapped every buffer a direct (zero-copy) collective needs; written before
+  // `posted` publishes the window of that step (direct.hpp).
+  std::atomic<uint32_t> direct_ok{0};
   alignas(64) std::atomic<uint32_t> sleepers{0};
   // By turn % 2: a rank is never more than one call ahead of another at entry, and it enters
   // turn t + 2 (rewriting slot t % 2) only after every other rank entered t + 1, so finished
@@ -100,6 +104,19 @@ class NodeChannel {
   }
   CallSlot &call_slot(int local, uint32_t turn) const { return ctl(local).calls[turn % 2]; }
 
+  // Peer `local`'s buffer described by `ref` in this process, or null (see PeerMappings).
+  char *map_peer(int local, SharedRef ref, size_t bytes) {
+    return mappings_.map(local, ctl(local).pid, ref, bytes);
+  }
+  void set_direct_ok(bool ok) { ctl(me()).direct_ok.store(ok ? 1 : 0, std::memory_order_relaxed); }
+  // Read after seeing that rank's `posted` for the step (acquire), so it is that step's value.
+  bool direct_ok(int local) const {
+    return ctl(local).direct_ok.load(std::memory_order_relaxed) != 0;
+  }
+  // Collectives that ran in place on braid_mem_alloc buffers (a counter for braid_comm_counters).
+  uint64_t direct_calls() const { return direct_calls_.load(std::memory_order_relaxed); }
+  void count_direct_call() { direct_calls_.fetch_add(1, std::memory_order_relaxed); }
+
   // The next window of the node's sequence.
   uint32_t take_window() { return next_window_++; }
 
@@ -137,6 +154,8 @@ class NodeChannel {
   std::vector<uint32_t> known_done_;  // per local rank: a lower bound of its `done`
   uint32_t next_turn_ = 0;
   std::atomic<uint32_t> serving_{0};
+  PeerMappings mappings_;
+  std::atomic<uint64_t> direct_calls_{0};
 };
 
 // Holds this rank's turn for the lifetime of a collective's coroutine frame.

@@ -3,6 +3,7 @@
 
 #include "intranode/algorithms.hpp"
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "reduce/reduce_kernels.hpp"
 
@@ -24,7 +25,12 @@ Task allreduce_shm(CollContext &ctx, CollArgs args) {
       reduce(args.recvbuf, args.recvbuf, data(s), args.count, args.dtype, args.op);
     co_return;
   }
-  co_await agree_on_call(ctx, ch, ticket, args);
+  // Buffers from braid_mem_alloc are described with the call, so the ranks can work in place.
+  const DirectRefs refs = direct_refs(args);
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
+  bool done = false;
+  co_await allreduce_direct(ctx, ch, ticket, args, &done);
+  if (done) co_return;
   co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
                        static_cast<char *>(args.recvbuf),
                        ReduceOf{args.count, args.elem_size, args.dtype, args.op}, -1);
@@ -45,7 +51,11 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
     if (!is_root) std::memcpy(args.recvbuf, ch.call_slot(root, ticket).data, bytes);
     co_return;
   }
-  co_await agree_on_call(ctx, ch, ticket, args);
+  const DirectRefs refs = direct_refs(args);
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
+  bool done = false;
+  co_await broadcast_direct(ctx, ch, ticket, args, root, &done);
+  if (done) co_return;
   co_await node_broadcast(ctx, ch, static_cast<char *>(args.recvbuf), bytes, root);
 }
 

@@ -100,7 +100,8 @@ BRAID_API braid_result_t braid_wait(braid_request_t *req);
 
 /* Counters of a communicator's transport (messages and bytes by protocol, receives posted, SRQ
  * limit events, credit stalls, registered memory, ... as the transport defines them) followed by
- * braid's own ("collectives_started"). Copies up to *n into out and sets *n to the number
+ * braid's own ("intranode_zero_copy_calls": node-local collectives done in place on
+ * braid_mem_alloc buffers; "collectives_started", always last). Copies up to *n into out and sets *n to the number
  * available; call with *n = 0 to size the array. */
 typedef struct braid_counter {
   char name[48];
@@ -112,7 +113,9 @@ BRAID_API braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t 
  * braid_mem_alloc returns page-aligned memory whose pages are bound to `numa_node` (placed on
  * first touch); BRAID_NUMA_LOCAL means the calling rank's node. A node that does not exist is
  * BRAID_ERR_INVALID_ARGUMENT naming the nodes that do. Collectives on such memory use a
- * transport registration made once per communicator, not one per call. Needs no braid_init. */
+ * transport registration made once per communicator, not one per call, and ranks of one node
+ * work on each other's such buffers in place (the memory is a shared memfd: a child process
+ * forked after the call shares it rather than copying it). Needs no braid_init. */
 #define BRAID_NUMA_LOCAL (-1)
 BRAID_API braid_result_t braid_mem_alloc(size_t bytes, int numa_node, void **ptr); /* pages bound to that node; BRAID_NUMA_LOCAL = the calling rank's node */
 BRAID_API braid_result_t braid_mem_free(void *ptr); /* NULL is a no-op */

@@ -137,6 +137,10 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
                           "braid_comm_counters: out is NULL with *n = ", *n);
     std::vector<braid_transport_counter_t> all = c.world->transport->counters();
+    braid_transport_counter_t direct{};
+    std::snprintf(direct.name, sizeof direct.name, "intranode_zero_copy_calls");
+    direct.value = c.node && c.node->channel ? c.node->channel->direct_calls() : 0;
+    all.push_back(direct);
     braid_transport_counter_t own{};
     std::snprintf(own.name, sizeof own.name, "collectives_started");
     own.value = c.next_seq;

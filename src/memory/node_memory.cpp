@@ -20,13 +20,9 @@ size_t page_rounded(size_t bytes) {
 
 std::atomic<bool> g_bind_warned{false};
 
-}  // namespace
-
-void *alloc_on_node(size_t bytes, int node) noexcept {
-  const size_t len = page_rounded(bytes == 0 ? 1 : bytes);
-  void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  if (node < 0) return p;
+// Binds [p, p + len) to `node`; a failure is reported once and leaves the memory unbound.
+void bind_to_node(void *p, size_t len, int node) noexcept {
+  if (node < 0) return;
   try {
     const Topology &topo = Topology::get();
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
@@ -45,7 +41,42 @@ void *alloc_on_node(size_t bytes, int node) noexcept {
   } catch (const Failure &f) {
     if (!g_bind_warned.exchange(true)) log(LogLevel::warn, "memory not bound: ", f.message());
   }
+}
+
+}  // namespace
+
+void *alloc_on_node(size_t bytes, int node) noexcept {
+  const size_t len = page_rounded(bytes == 0 ? 1 : bytes);
+  void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  bind_to_node(p, len, node);
   return p;
+}
+
+void *alloc_shared_on_node(size_t bytes, int node, int *fd) noexcept {
+  *fd = -1;
+  const size_t len = page_rounded(bytes == 0 ? 1 : bytes);
+  const int f = memfd_create("braid_mem", MFD_CLOEXEC);
+  if (f < 0) return alloc_on_node(bytes, node);  // e.g. a seccomp filter: private memory
+  if (ftruncate(f, static_cast<off_t>(len)) != 0) {
+    close(f);
+    return nullptr;
+  }
+  void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+  if (p == MAP_FAILED) {
+    close(f);
+    return nullptr;
+  }
+  // On a shared mapping mbind sets the file's own policy, so the pages land on `node` whoever
+  // touches them first, this rank or a peer that mapped the file.
+  bind_to_node(p, len, node);
+  *fd = f;
+  return p;
+}
+
+void free_shared_on_node(void *ptr, size_t bytes, int fd) noexcept {
+  free_on_node(ptr, bytes);
+  if (fd >= 0) close(fd);
 }
 
 void free_on_node(void *ptr, size_t bytes) noexcept {

@@ -12,6 +12,13 @@ namespace braid::detail {
 void *alloc_on_node(size_t bytes, int node) noexcept;
 void free_on_node(void *ptr, size_t bytes) noexcept;
 
+// The same, backed by an anonymous memory file (memfd) mapped shared, so that other ranks of
+// the node can map the same pages (through /proc/<pid>/fd/<fd>) and collectives can read and
+// write them in place. *fd is the file, or -1 when memfd_create is not available (then the
+// memory is private, as from alloc_on_node). free_shared_on_node unmaps and closes it.
+void *alloc_shared_on_node(size_t bytes, int node, int *fd) noexcept;
+void free_shared_on_node(void *ptr, size_t bytes, int fd) noexcept;
+
 // The node the calling thread's CPU belongs to right now (-1 if unknown): where an unbound
 // rank's BRAID_NUMA_LOCAL memory goes.
 int current_cpu_node() noexcept;

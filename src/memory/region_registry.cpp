@@ -11,11 +11,12 @@ RegionRegistry &RegionRegistry::instance() {
 }
 
 std::optional<Region> RegionRegistry::allocate(size_t bytes, int node, bool user) {
-  void *p = alloc_on_node(bytes, node);
+  int fd = -1;
+  void *p = user ? alloc_shared_on_node(bytes, node, &fd) : alloc_on_node(bytes, node);
   if (p == nullptr) return std::nullopt;
   std::lock_guard lock(mutex_);
   Region &r = regions_[reinterpret_cast<uintptr_t>(p)];
-  r = Region{static_cast<char *>(p), bytes, node, user, next_id_++};
+  r = Region{static_cast<char *>(p), bytes, node, user, next_id_++, fd};
   return r;
 }
 
@@ -29,7 +30,7 @@ bool RegionRegistry::release(void *base, bool user_only) {
     for (auto &[token, listener] : listeners_) listener(r);
     regions_.erase(it);
   }
-  free_on_node(r.base, r.bytes);
+  free_shared_on_node(r.base, r.bytes, r.fd);
   return true;
 }
 

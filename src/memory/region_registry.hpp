@@ -18,14 +18,16 @@ struct Region {
   int node = -1;      // NUMA node the pages are bound to, -1 unbound
   bool user = false;  // from braid_mem_alloc (only those may be braid_mem_free'd)
   uint64_t id = 0;    // unique per allocation, so a later region at the same address differs
+  int fd = -1;        // the memfd behind a user region, which node peers may map; else -1
 };
 
 class RegionRegistry {
  public:
   static RegionRegistry &instance();
 
-  // Allocates bytes on `node` (-1: unbound) and records the region. Returns nullptr when the
-  // memory cannot be mapped (nullopt).
+  // Allocates bytes on `node` (-1: unbound) and records the region. Returns nullopt when the
+  // memory cannot be mapped. User regions are backed by a memfd (see alloc_shared_on_node), so
+  // the node-local collectives can work on them in place.
   std::optional<Region> allocate(size_t bytes, int node, bool user);
   // Tells every listener the region is going away, then unmaps it. False if `base` is not the
   // start of a region.

@@ -1,0 +1,183 @@
+// Collectives on braid_mem_alloc buffers: ranks sharing a node work on each other's buffers in
+// place (collectives/intranode/direct.hpp). The results must be the very bits the windowed
+// path gives for the same data, and every other layout (some ranks' buffers private, offsets
+// inside a region, many regions, in place) must still be exact. Runs in every variant of the
+// suite; where the direct path cannot be used (intranode off, fake nodes, a forced algorithm)
+// the same checks cover the fallback and the zero-copy counter must stay put.
+#include <braid/braid.hpp>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+bool env_empty(const char *name) {
+  const char *v = std::getenv(name);
+  return v == nullptr || *v == '\0';
+}
+
+// Whether this run's automatic selection takes the single-node shared-memory algorithm.
+bool shm_selected(const char *algo_var) {
+  const char *intranode = std::getenv("BRAID_INTRANODE");
+  return size() > 1 && (intranode == nullptr || std::string(intranode) != "off") &&
+         env_empty("BRAID_HOST_ID") && env_empty(algo_var);
+}
+
+uint64_t zero_copy_calls() {
+  return braid::Comm(world()).counters()["intranode_zero_copy_calls"];
+}
+
+// braid_mem_alloc'ed bytes, freed at scope exit.
+struct Shared {
+  explicit Shared(size_t bytes) {
+    EXPECT_EQ(braid_mem_alloc(bytes, BRAID_NUMA_LOCAL, &p), BRAID_SUCCESS) << braid_last_error();
+  }
+  ~Shared() { braid_mem_free(p); }
+  Shared(const Shared &) = delete;
+  Shared &operator=(const Shared &) = delete;
+  char *data() const { return static_cast<char *>(p); }
+  void *p = nullptr;
+};
+
+std::vector<float> random_floats(size_t count, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (float &x : v) x = d(g);
+  return v;
+}
+
+// Float sums whose rounding depends on the order: the in-place result must equal, bit for
+// bit, the result through ordinary (private) buffers, on every rank.
+TEST(ZeroCopy, AllreduceGivesTheSameBitsAsTheWindowedPath) {
+  for (size_t count : {size_t{4096}, size_t{4099}, size_t{65537}, size_t{(1u << 20) + 3}}) {
+    const std::vector<float> in = random_floats(count, 77u + static_cast<unsigned>(rank()));
+    std::vector<float> reference(count);
+    ASSERT_EQ(
+        braid_allreduce(in.data(), reference.data(), count, BRAID_FLOAT32, BRAID_SUM, world()),
+        BRAID_SUCCESS)
+        << braid_last_error();
+    const size_t bytes = count * sizeof(float);
+    Shared send(bytes), recv(bytes);
+    std::memcpy(send.data(), in.data(), bytes);
+    const uint64_t before = zero_copy_calls();
+    ASSERT_EQ(braid_allreduce(send.data(), recv.data(), count, BRAID_FLOAT32, BRAID_SUM, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    EXPECT_EQ(std::memcmp(recv.data(), reference.data(), bytes), 0) << "count " << count;
+    EXPECT_EQ(std::memcmp(send.data(), in.data(), bytes), 0) << "input changed, count " << count;
+    // In place on the same region.
+    ASSERT_EQ(braid_allreduce(send.data(), send.data(), count, BRAID_FLOAT32, BRAID_SUM, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    EXPECT_EQ(std::memcmp(send.data(), reference.data(), bytes), 0) << "in place, count " << count;
+    EXPECT_TRUE(identical_on_all_ranks(recv.data(), bytes));
+    EXPECT_EQ(zero_copy_calls() - before, shm_selected("BRAID_ALLREDUCE_ALGO") ? 2u : 0u)
+        << "count " << count;
+  }
+}
+
+int64_t combine(braid_op_t op, int64_t a, int64_t b) {
+  switch (op) {
+    case BRAID_PROD:
+      return a * b;
+    case BRAID_MIN:
+      return std::min(a, b);
+    case BRAID_MAX:
+      return std::max(a, b);
+    default:
+      return a + b;
+  }
+}
+
+// Every dtype and op, buffers at odd offsets inside larger regions, a count no rank count
+// divides.
+TEST(ZeroCopy, EveryDtypeAndOpAtOffsetsInsideRegions) {
+  for (braid_dtype_t dt : kAllDtypes)
+    for (braid_op_t op : kAllOps) {
+      const size_t es = elem_size(dt);
+      const size_t count = (size_t{40} << 10) / es + 7;
+      Shared region(count * es * 2 + 3 * 4096);
+      char *send = region.data() + 4096 + es;  // element-aligned, not page-aligned
+      char *recv = send + count * es + 4096;
+      std::vector<unsigned char> expected(count * es);
+      for (size_t i = 0; i < count; ++i) {
+        store(dt, send, i, input_value(dt, op, rank(), i));
+        int64_t acc = input_value(dt, op, 0, i);
+        for (int r = 1; r < size(); ++r) acc = combine(op, acc, input_value(dt, op, r, i));
+        store(dt, expected.data(), i, acc);
+      }
+      ASSERT_EQ(braid_allreduce(send, recv, count, dt, op, world()), BRAID_SUCCESS)
+          << braid_last_error();
+      EXPECT_EQ(std::memcmp(recv, expected.data(), count * es), 0)
+          << dtype_str(dt) << " " << op_str(op);
+      if (HasFailure()) return;
+    }
+}
+
+// Some ranks' buffers are ordinary memory: nobody goes direct, and the result is still exact.
+TEST(ZeroCopy, MixedBuffersFallBackTogether) {
+  const size_t count = size_t{100000};
+  const size_t bytes = count * sizeof(int32_t);
+  Shared shared_send(bytes), shared_recv(bytes);
+  std::vector<int32_t> private_send(count), private_recv(count);
+  const bool mine_shared = rank() % 2 == 0;
+  auto *send = mine_shared ? reinterpret_cast<int32_t *>(shared_send.data()) : private_send.data();
+  auto *recv = mine_shared ? reinterpret_cast<int32_t *>(shared_recv.data()) : private_recv.data();
+  for (size_t i = 0; i < count; ++i) send[i] = static_cast<int32_t>(i % 1000) + rank();
+  const uint64_t before = zero_copy_calls();
+  ASSERT_EQ(braid_allreduce(send, recv, count, BRAID_INT32, BRAID_SUM, world()), BRAID_SUCCESS)
+      << braid_last_error();
+  const int n = size();
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_EQ(recv[i], static_cast<int32_t>(i % 1000) * n + n * (n - 1) / 2) << "element " << i;
+  // One rank alone has nobody to share with, so its buffers decide nothing.
+  if (n > 1) {
+    EXPECT_EQ(zero_copy_calls(), before);
+  }
+}
+
+// More regions than a rank keeps mapped per peer: old mappings are dropped, new ones made, and
+// a region freed and replaced (perhaps at the same address or fd number) is never confused with
+// its successor.
+TEST(ZeroCopy, ManyRegionsOneAfterAnother) {
+  const size_t count = size_t{20000};
+  for (int round = 0; round < 12; ++round) {
+    Shared send(count * sizeof(int64_t)), recv(count * sizeof(int64_t));
+    auto *s = reinterpret_cast<int64_t *>(send.data());
+    auto *r = reinterpret_cast<int64_t *>(recv.data());
+    for (size_t i = 0; i < count; ++i) s[i] = round * 1000 + rank() + static_cast<int64_t>(i);
+    ASSERT_EQ(braid_allreduce(s, r, count, BRAID_INT64, BRAID_MAX, world()), BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(r[i], round * 1000 + (size() - 1) + static_cast<int64_t>(i))
+          << "round " << round << " element " << i;
+  }
+}
+
+// Broadcast needs only the root's buffer to be shared: the others copy straight from it.
+TEST(ZeroCopy, BroadcastFromEveryRootReadsTheRootsBuffer) {
+  const size_t bytes = (size_t{1} << 20) + 12;
+  for (int root = 0; root < size(); ++root) {
+    Shared shared(bytes);
+    std::vector<char> ordinary(bytes);
+    char *buf = rank() == root ? shared.data() : ordinary.data();
+    for (size_t i = 0; i < bytes; ++i)
+      buf[i] = static_cast<char>(rank() == root ? (i * 7 + static_cast<size_t>(root)) % 251 : 0);
+    const uint64_t before = zero_copy_calls();
+    ASSERT_EQ(braid_broadcast(buf, bytes, BRAID_UINT8, root, world()), BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t i = 0; i < bytes; ++i)
+      ASSERT_EQ(buf[i], static_cast<char>((i * 7 + static_cast<size_t>(root)) % 251))
+          << "root " << root << " byte " << i;
+    EXPECT_EQ(zero_copy_calls() - before, shm_selected("BRAID_BROADCAST_ALGO") ? 1u : 0u);
+  }
+}
+
+}  // namespace
+}  // namespace mp
