@@ -1,6 +1,7 @@
 // braid-micro-reduce: the reduction kernels (braid::coll::reduce) per dtype and op, next to
-// memcpy on the same buffers, at an L1-, L2-, L3- and DRAM-sized vector. Google Benchmark; see
-// bench/README.md ("Micro benchmarks") for the method and the columns.
+// memcpy on the same buffers, at an L1-, L2-, L3- and DRAM-sized vector (memcpy also at every
+// power of two from 1 MiB to 64 MiB: bench/compare compares busbw with it). Google Benchmark;
+// see bench/README.md ("Micro benchmarks") for the method and the columns.
 //
 //   braid-micro-reduce [--benchmark_filter=float32] [--benchmark_min_time=0.5] ...
 //
@@ -28,6 +29,10 @@ namespace {
 // Per-buffer sizes: three buffers of L1 size fit a 32-48 KiB L1d, three of L2 size a 1 MiB L2,
 // three of L3 size a 32 MiB L3, and the DRAM size exceeds every last-level cache in sight.
 constexpr int64_t kSizes[] = {8 << 10, 256 << 10, 4 << 20, 64 << 20};
+// memcpy's sizes: kSizes and every power of two from 1 MiB to 64 MiB, the single-core copy
+// bandwidth bench/compare sets a collective's large-message busbw against.
+constexpr int64_t kMemcpySizes[] = {8 << 10, 256 << 10, 1 << 20,  2 << 20, 4 << 20,
+                                    8 << 20, 16 << 20,  32 << 20, 64 << 20};
 
 constexpr braid_dtype_t kDtypes[] = {BRAID_INT8,    BRAID_UINT8,  BRAID_INT32,   BRAID_UINT32,
                                      BRAID_INT64,   BRAID_UINT64, BRAID_FLOAT16, BRAID_BFLOAT16,
@@ -114,10 +119,14 @@ void apply_sizes(benchmark::internal::Benchmark *b) {
   for (int64_t size : kSizes) b->Arg(size);
 }
 
+void apply_memcpy_sizes(benchmark::internal::Benchmark *b) {
+  for (int64_t size : kMemcpySizes) b->Arg(size);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-  apply_sizes(benchmark::RegisterBenchmark("memcpy", bm_memcpy));
+  apply_memcpy_sizes(benchmark::RegisterBenchmark("memcpy", bm_memcpy));
   for (braid_dtype_t dtype : kDtypes)
     for (braid_op_t op : kOps) {
       const std::string name =

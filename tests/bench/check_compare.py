@@ -8,12 +8,20 @@ braid-bench-mpich); when it is empty there is no baseline to compare with and th
 skipped (exit 77). Otherwise the compare run must succeed and leave:
   - manifest.json with every run "ok", at least one braid transport and one MPI;
   - json/<run>.json for every run, each with the quick sweep's rows and no wrong elements;
+  - for every transport a braid-<t>-mem_alloc run with BRAID_BENCH_BUFFER_NODE=local in its
+    environment (manifest.json and commands.sh);
   - <collective>_<N>ranks.md for allreduce and broadcast at 2 and 4 ranks, whose latency table
-    has the columns size, braid-<t>, auto picks, braid-<t> <algorithm> for every algorithm,
-    one per MPI, best MPI and braid-<t> ÷ best MPI, and a row per size with a number in every
-    latency column;
+    has the columns size, braid-<t>, auto picks, braid-<t> mem_alloc, auto picks,
+    braid-<t> <algorithm> for every algorithm, one per MPI, best MPI, braid-<t> ÷ best MPI and
+    braid-<t> mem_alloc ÷ best MPI, and a row per size with a number in every latency column;
+    and whose busbw table has a column per system and, when braid-micro-reduce was built,
+    memcpy (1 core) (a number at 8 KiB, the one quick size it measures) and <braid auto> ÷
+    memcpy ('-' below 1 MiB, i.e. everywhere in the quick sweep);
+  - memcpy.json from braid-micro-reduce when it was built; otherwise report.md says it was not;
   - plots/<collective>_<N>ranks_{latency,busbw}.png, real PNG files;
-  - report.md holding every table.
+  - report.md holding every table and, last, a Targets section with a met / missed line per
+    braid auto system for each target the quick sweep covers, and saying the parts it cannot
+    evaluate (the memcpy target: no size of 4 MiB or more; 128 KiB .. 64 MiB) are not evaluated.
 """
 
 import argparse
@@ -106,9 +114,40 @@ def main():
         check(data["check"] is True, f"{run['json']}: not run with --check")
         check(data["ranks"] == run["ranks"], f"{run['json']}: ranks {data['ranks']}")
     expected_runs = manifest["repeat"] * sum(
-        len(RANKS) * (len(transports) * (1 + len(ALGORITHMS[c])) + len(mpis)) for c in ALGORITHMS)
+        len(RANKS) * (len(transports) * (2 + len(ALGORITHMS[c])) + len(mpis)) for c in ALGORITHMS)
     check(len(manifest["runs"]) == expected_runs,
           f"{len(manifest['runs'])} runs, expected {expected_runs}")
+    commands = open(os.path.join(args.out, "commands.sh")).read()
+    for t in transports:
+        mem = [r for r in manifest["runs"] if r["system"] == f"braid-{t}-mem_alloc"]
+        check(len(mem) == manifest["repeat"] * len(RANKS) * len(ALGORITHMS),
+              f"braid-{t}-mem_alloc: {len(mem)} runs")
+        for r in mem:
+            check(r["kind"] == "braid-auto" and r["label"] == f"braid-{t} mem_alloc",
+                  f"{r['json']}: kind {r['kind']}, label {r['label']}")
+            check(r["env"].get("BRAID_BENCH_BUFFER_NODE") == "local",
+                  f"{r['json']}: env {r['env']} lacks BRAID_BENCH_BUFFER_NODE=local")
+        plain = [r for r in manifest["runs"] if r["system"] == f"braid-{t}"]
+        check(all("BRAID_BENCH_BUFFER_NODE" not in r["env"] for r in plain),
+              f"braid-{t} runs with BRAID_BENCH_BUFFER_NODE")
+    check(commands.count("BRAID_BENCH_BUFFER_NODE=local ") ==
+          manifest["repeat"] * len(RANKS) * len(ALGORITHMS) * len(transports),
+          "commands.sh: not every mem_alloc run has BRAID_BENCH_BUFFER_NODE=local")
+
+    # The single-core memcpy bandwidth: measured when braid-micro-reduce was built.
+    have_memcpy = os.path.exists(os.path.join(args.build_dir, "bin", "braid-micro-reduce"))
+    memcpy = manifest.get("memcpy") or {}
+    if have_memcpy:
+        check(memcpy.get("status") == "ok", f"memcpy measurement: {memcpy.get('status')}")
+        check(os.path.exists(os.path.join(args.out, "memcpy.json")), "no memcpy.json")
+        sizes = {int(b) for b in memcpy.get("gbps", {})}
+        wanted = {8 << 10, 256 << 10} | {1 << k for k in range(20, 27)}
+        check(sizes == wanted, f"memcpy measured at {sorted(sizes)}, expected {sorted(wanted)}")
+        check("--benchmark_filter=^memcpy/" in commands and "braid-micro-reduce" in commands,
+              "commands.sh lacks the memcpy command")
+    else:
+        print("note: braid-micro-reduce was not built: no memcpy columns expected")
+    autos = [lab for t in transports for lab in (f"braid-{t}", f"braid-{t} mem_alloc")]
 
     report_path = os.path.join(args.out, "report.md")
     report_md = open(report_path).read() if check(os.path.exists(report_path),
@@ -126,11 +165,11 @@ def main():
                 continue
             header, body = table[0], table[2:]
             expected = ["size"]
-            for t in transports:
-                expected += [f"braid-{t}", "auto picks"]
+            for a in autos:
+                expected += [a, "auto picks"]
             for t in transports:
                 expected += [f"braid-{t} {a}" for a in algos]
-            expected += mpis + ["best MPI"] + [f"braid-{t} ÷ best MPI" for t in transports]
+            expected += mpis + ["best MPI"] + [f"{a} ÷ best MPI" for a in autos]
             check(header == expected, f"{name}.md: columns {header}, expected {expected}")
             check(len(body) == QUICK_SIZES, f"{name}.md: {len(body)} rows, expected "
                   f"{QUICK_SIZES}")
@@ -148,6 +187,7 @@ def main():
                     else:
                         ok = number.match(cell)
                     check(ok, f"{name}.md: size {row[0]}: column '{col}' is '{cell}'")
+            check_busbw(name, md, autos, transports, algos, mpis, have_memcpy)
             for metric in ("latency", "busbw"):
                 png = os.path.join(args.out, "plots", f"{name}_{metric}.png")
                 if check(os.path.exists(png), f"missing plots/{name}_{metric}.png"):
@@ -155,7 +195,69 @@ def main():
                         head = f.read(8)
                     check(head == PNG_MAGIC and os.path.getsize(png) > 5000,
                           f"plots/{name}_{metric}.png is not a PNG plot")
+    check_targets(report_md, autos, have_memcpy)
     return report()
+
+
+def check_busbw(name, md, autos, transports, algos, mpis, have_memcpy):
+    """The busbw table: a number per system; memcpy at 8 KiB only, braid ÷ memcpy nowhere."""
+    table = table_after(md, "Bus bandwidth")
+    if not check(table and len(table) >= 2, f"{name}.md: no busbw table"):
+        return
+    header, body = table[0], table[2:]
+    expected = ["size"] + autos + [f"braid-{t} {a}" for t in transports for a in algos] + mpis
+    if have_memcpy:
+        expected += ["memcpy (1 core)"] + [f"{a} ÷ memcpy" for a in autos]
+    check(header == expected, f"{name}.md: busbw columns {header}, expected {expected}")
+    check(len(body) == QUICK_SIZES, f"{name}.md: {len(body)} busbw rows")
+    number = re.compile(r"^\d+(\.\d+)?$")
+    for row in body:
+        if not check(len(row) == len(header), f"{name}.md: busbw {row[0]}: {len(row)} cells"):
+            continue
+        for col, cell in zip(header[1:], row[1:]):
+            if col == "memcpy (1 core)":
+                ok = number.match(cell) if row[0] == "8 KiB" else cell == "-"
+            elif col.endswith("÷ memcpy"):
+                ok = cell == "-"  # only from 1 MiB up
+            else:
+                ok = number.match(cell)
+            check(ok, f"{name}.md: busbw {row[0]}: column '{col}' is '{cell}'")
+
+
+def check_targets(report_md, autos, have_memcpy):
+    """report.md ends with the Targets section: a met / missed line per braid auto system for
+    every target the quick sweep (2 and 4 ranks, 8 B .. 64 KiB) covers."""
+    if not check("\n## Targets\n" in report_md, "report.md has no Targets section"):
+        return
+    targets = report_md.split("\n## Targets\n", 1)[1]
+    check("\n## " not in targets, "the Targets section is not the last section of report.md")
+    blocks = {}
+    for block in targets.split("\n**")[1:]:
+        title, _, body = block.partition("**\n")
+        blocks[title] = [l for l in body.splitlines() if l.startswith("- ")]
+    covered = [t for t in blocks if "memcpy" not in t]
+    expected = ["allreduce, 2 ranks: 8 B", "allreduce, 2 ranks: every size from 64 KiB",
+                "allreduce, 4 ranks", "broadcast, 2 ranks", "broadcast, 4 ranks"]
+    for prefix in expected:
+        title = next((t for t in covered if t.startswith(prefix)), None)
+        if not check(title, f"Targets: no target '{prefix} ...'"):
+            continue
+        lines = blocks[title]
+        check(len(lines) == len(autos), f"Targets: '{title}': {len(lines)} lines, expected "
+              f"one per system in {autos}")
+        for a, line in zip(autos, lines):
+            check(re.match(rf"^- {re.escape(a)}: \*\*(met|met where measured|missed)\*\* ", line),
+                  f"Targets: '{title}': line '{line}' is not '- {a}: met/missed ...'")
+        if prefix.endswith("64 KiB"):
+            check(all("not evaluated at 128 KiB .. 64 MiB" in l for l in lines),
+                  f"Targets: '{title}' does not say 128 KiB .. 64 MiB were not evaluated")
+    memcpy_title = next((t for t in blocks if "memcpy" in t), None)
+    if check(memcpy_title, "Targets: no memcpy target"):
+        check(blocks[memcpy_title] == ["- not evaluated: this run's largest size is 64 KiB."],
+              f"Targets: memcpy target reads {blocks[memcpy_title]}, expected not evaluated")
+    if not have_memcpy:
+        check("Not measured: single-core memcpy bandwidth" in report_md,
+              "report.md does not say the memcpy bandwidth was not measured")
 
 
 def report():

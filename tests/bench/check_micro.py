@@ -3,9 +3,10 @@
 
     check_micro.py --json FILE --expect reduce|p2p -- PROGRAM [benchmark flags...]
 
-The program must exit 0 and report no benchmark with an error. reduce: memcpy and every
-dtype x op at each of the 4 buffer sizes. p2p: for at least one transport plugin, pingpong and
-stream at every size from 8 B to 4 MiB.
+The program must exit 0 and report no benchmark with an error. reduce: every dtype x op at
+each of the 4 buffer sizes, and memcpy at those and every power of two from 1 MiB to 64 MiB
+(bench/compare's single-core memcpy bandwidth). p2p: for at least one transport plugin,
+pingpong and stream at every size from 8 B to 4 MiB.
 """
 
 import argparse
@@ -17,6 +18,7 @@ DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfl
           "float32", "float64"]
 OPS = ["sum", "prod", "min", "max"]
 REDUCE_SIZES = [8 << 10, 256 << 10, 4 << 20, 64 << 20]
+MEMCPY_SIZES = sorted(set(REDUCE_SIZES + [1 << k for k in range(20, 27)]))  # + 1 .. 64 MiB
 P2P_SIZES = [8 << i for i in range(20)]  # 8 B .. 4 MiB
 
 
@@ -44,7 +46,7 @@ def main():
         if b.get("error_occurred"):
             failures.append(f"{name}: {b.get('error_message')}")
     if args.expect == "reduce":
-        expected = [f"memcpy/{s}" for s in REDUCE_SIZES]
+        expected = [f"memcpy/{s}" for s in MEMCPY_SIZES]
         expected += [f"reduce/{d}/{o}/{s}" for d in DTYPES for o in OPS for s in REDUCE_SIZES]
     else:
         transports = sorted({n.split("/")[1] for n in names if n.startswith("pingpong/")})
