@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Runs a Google Benchmark micro benchmark (bench/micro/) with JSON output and checks it.
 
-    check_micro.py --json FILE --expect reduce|p2p -- PROGRAM [benchmark flags...]
+    check_micro.py --json FILE --expect reduce|p2p|cma -- PROGRAM [benchmark flags...]
 
 The program must exit 0 and report no benchmark with an error. reduce: every dtype x op at
 each of the 4 buffer sizes, and memcpy at those and every power of two from 1 MiB to 64 MiB
 (bench/compare's single-core memcpy bandwidth). p2p: for at least one transport plugin,
-pingpong and stream at every size from 8 B to 4 MiB.
+pingpong and stream at every size from 8 B to 4 MiB. cma: cma_read at 256 KiB, 4 MiB and 64 MiB
+in 64 KiB and 256 KiB calls, and memcpy at those sizes.
 """
 
 import argparse
@@ -25,7 +26,7 @@ P2P_SIZES = [8 << i for i in range(20)]  # 8 B .. 4 MiB
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--json", required=True)
-    p.add_argument("--expect", choices=["reduce", "p2p"], required=True)
+    p.add_argument("--expect", choices=["reduce", "p2p", "cma"], required=True)
     p.add_argument("command", nargs=argparse.REMAINDER)
     args = p.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -48,6 +49,10 @@ def main():
     if args.expect == "reduce":
         expected = [f"memcpy/{s}" for s in MEMCPY_SIZES]
         expected += [f"reduce/{d}/{o}/{s}" for d in DTYPES for o in OPS for s in REDUCE_SIZES]
+    elif args.expect == "cma":
+        sizes = [256 << 10, 4 << 20, 64 << 20]
+        expected = [f"cma_read/{s}/{c}" for s in sizes for c in (64 << 10, 256 << 10)]
+        expected += [f"memcpy/{s}" for s in sizes]
     else:
         transports = sorted({n.split("/")[1] for n in names if n.startswith("pingpong/")})
         if not transports:
