@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "algorithm_name.hpp"
 #include "build_info.hpp"
@@ -66,7 +68,24 @@ std::string BraidBackend::transport() const {
 }
 
 std::string BraidBackend::algorithm(Collective c, size_t bytes, size_t count) const {
-  return braid_algorithm(c, bytes, count, size_);
+  std::string name = braid_algorithm(c, bytes, count, size_);
+  // The selection table cannot know the buffers; the counter says whether the calls of this
+  // size went in place: "auto(shm)" becomes "auto(shm:zero-copy)".
+  const uint64_t now = zero_copy_calls();
+  if (now != zero_copy_seen_ && !name.empty() && name.back() == ')')
+    name.insert(name.size() - 1, ":zero-copy");
+  zero_copy_seen_ = now;
+  return name;
+}
+
+uint64_t BraidBackend::zero_copy_calls() const {
+  size_t n = 0;
+  if (braid_comm_counters(world_, nullptr, &n) != BRAID_SUCCESS || n == 0) return 0;
+  std::vector<braid_counter_t> all(n);
+  if (braid_comm_counters(world_, all.data(), &n) != BRAID_SUCCESS) return 0;
+  for (size_t i = 0; i < n && i < all.size(); ++i)
+    if (std::string(all[i].name) == "intranode_zero_copy_calls") return all[i].value;
+  return 0;
 }
 
 BuildInfo BraidBackend::build_info() const {

@@ -25,9 +25,13 @@ class BraidBackend final : public Backend {
   void free_buffer(void *p) override;
 
  private:
+  // braid's count of node-local collectives done in place (zero-copy) on braid_mem_alloc
+  // buffers, as of the last algorithm() call: a size whose calls moved it ran that path.
+  uint64_t zero_copy_calls() const;
   braid_comm_t world_;
   int rank_;
   int size_;
+  mutable uint64_t zero_copy_seen_ = 0;
 };
 
 braid_dtype_t to_braid(Dtype d);
