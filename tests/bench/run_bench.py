@@ -7,7 +7,8 @@ Checks: --expect-exit N (default 0), --stderr-regex RE (with --stderr-matches N:
 matches, e.g. 1 for a message only rank 0 may print), --json FILE (parses it and checks
 every key; with --ranks, --rows, --errors N also those values), --csv FILE (header and
 field counts), --algorithms-match-trace (each row's auto(<name>) is what libbraid logged for
-that size under BRAID_DEBUG=trace). Exits non-zero with a message on the first failure.
+that size under BRAID_DEBUG=trace), --zero-copy-from BYTES (rows of at least BYTES say
+auto(<name>:zero-copy), smaller ones do not). Exits non-zero with a message on the first failure.
 """
 import argparse
 import csv
@@ -96,7 +97,7 @@ def check_algorithms(doc, stderr):
     if not logged:
         fail("no libbraid trace lines (is BRAID_DEBUG=trace set?)")
     for row in doc["rows"]:
-        m = re.fullmatch(r"auto\((\w+)\)|(\w+)", row["algorithm"])
+        m = re.fullmatch(r"auto\((\w+)(?::zero-copy)?\)|(\w+)", row["algorithm"])
         if not m:
             fail(f"algorithm '{row['algorithm']}' is neither auto(<name>) nor a name")
         name = m.group(1) or m.group(2)
@@ -104,6 +105,15 @@ def check_algorithms(doc, stderr):
         if name not in ran:
             fail(f"{row['bytes']} bytes: braid-bench says {name}, libbraid ran {sorted(ran)}")
     print(f"run_bench.py: algorithm column matches libbraid's trace for {len(doc['rows'])} sizes")
+
+
+def check_zero_copy(doc, from_bytes):
+    for row in doc["rows"]:
+        went = row["algorithm"].endswith(":zero-copy)")
+        if went != (row["bytes"] >= from_bytes):
+            fail(f"{row['bytes']} bytes: algorithm '{row['algorithm']}', expected "
+                 f"{'' if row['bytes'] >= from_bytes else 'no '}zero-copy from {from_bytes} bytes")
+    print(f"run_bench.py: zero-copy from {from_bytes} bytes on, as expected")
 
 
 def main():
@@ -117,6 +127,7 @@ def main():
     p.add_argument("--rows", type=int)
     p.add_argument("--errors", type=int)
     p.add_argument("--algorithms-match-trace", action="store_true")
+    p.add_argument("--zero-copy-from", type=int)
     p.add_argument("command", nargs=argparse.REMAINDER)
     args = p.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -150,6 +161,10 @@ def main():
         if doc is None:
             fail("--algorithms-match-trace needs --json")
         check_algorithms(doc, proc.stderr)
+    if args.zero_copy_from is not None:
+        if doc is None:
+            fail("--zero-copy-from needs --json")
+        check_zero_copy(doc, args.zero_copy_from)
     print("run_bench.py: ok")
 
 
