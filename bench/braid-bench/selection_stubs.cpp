@@ -52,5 +52,8 @@ Task broadcast_hierarchical(CollContext &, CollArgs) {
 Task barrier_dissemination(CollContext &, CollArgs) {
   never_called(__func__);
 }
+Task barrier_shm(CollContext &, CollArgs) {
+  never_called(__func__);
+}
 
 }  // namespace braid::coll

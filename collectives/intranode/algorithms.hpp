@@ -10,5 +10,6 @@ Task allreduce_shm(CollContext &ctx, CollArgs args);
 Task broadcast_shm(CollContext &ctx, CollArgs args);
 Task allreduce_hierarchical(CollContext &ctx, CollArgs args);
 Task broadcast_hierarchical(CollContext &ctx, CollArgs args);
+Task barrier_shm(CollContext &ctx, CollArgs args);
 
 }  // namespace braid::coll

@@ -13,6 +13,7 @@ namespace {
 const char *kind_text(int32_t kind) {
   return kind == static_cast<int32_t>(CollKind::allreduce)   ? "allreduce"
          : kind == static_cast<int32_t>(CollKind::broadcast) ? "broadcast"
+         : kind == static_cast<int32_t>(CollKind::barrier)   ? "barrier"
                                                              : "another collective";
 }
 

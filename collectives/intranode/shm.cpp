@@ -59,4 +59,14 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   co_await node_broadcast(ctx, ch, static_cast<char *>(args.recvbuf), bytes, root);
 }
 
+// Every rank publishes its entry (its call record) on its own cache line and waits for all the
+// others': agreeing on the call is the barrier, one cache-line exchange per rank.
+Task barrier_shm(CollContext &ctx, CollArgs args) {
+  NodeChannel &ch = node_channel(ctx, "barrier shm");
+  const uint32_t ticket = ch.take_turn();
+  co_await ctx.wait_flag(ch.turn(ticket));
+  Turn turn(ch);
+  co_await agree_on_call(ctx, ch, ticket, args);
+}
+
 }  // namespace braid::coll

@@ -40,6 +40,8 @@ const std::vector<Algorithm> &all_algorithms() {
        "to the root's node leader, broadcast among node leaders, node-local broadcast"},
       {"dissemination", CollKind::barrier, barrier_dissemination,
        "ceil(log2(n)) rounds of zero-byte messages"},
+      {"shm", CollKind::barrier, barrier_shm,
+       "node-local shared memory: every rank publishes its entry on its own cache line"},
   };
   return algorithms;
 }
@@ -67,6 +69,7 @@ SelectionTable SelectionTable::defaults() {
       {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
       {CollKind::allreduce, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
       {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
+      {CollKind::barrier, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
   };
   return t;
 }
@@ -196,6 +199,7 @@ std::string SelectionTable::explain(const Topology &where) const {
   for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 4)
     out << "  " << format_bytes(bytes) << ": allreduce " << name(CollKind::allreduce, bytes)
         << ", broadcast " << name(CollKind::broadcast, bytes) << "\n";
+  out << "  barrier: " << name(CollKind::barrier, 0) << "\n";
   return out.str();
 }
 
