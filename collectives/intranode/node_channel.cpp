@@ -36,6 +36,7 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
                  : nullptr),
       buffers_(base != nullptr ? base + controls_bytes(map.local_size()) : nullptr),
       known_done_(static_cast<size_t>(map.local_size()), 0),
+      known_entered_(static_cast<size_t>(map.local_size()), 0),
       mappings_(map.local_size()) {}
 
 void NodeChannel::claim_own_part() {
@@ -72,6 +73,16 @@ int NodeChannel::buffer_blocker(uint32_t window) {
     const uint32_t d = ctl(s).done.load(std::memory_order_acquire);
     if (static_cast<int32_t>(d - known_done_[s]) > 0) known_done_[s] = d;
     if (static_cast<int32_t>(known_done_[s] - need) < 0) return s;
+  }
+  return -1;
+}
+
+int NodeChannel::slot_blocker(uint32_t turn) {
+  if (published_ < 2) return -1;  // the slot was never written
+  for (int s = 0; s < size(); ++s) {
+    if (s == me() || static_cast<int32_t>(known_entered_[s] - turn) >= 0) continue;
+    saw_entered(s, ctl(s).entered.load(std::memory_order_acquire));
+    if (static_cast<int32_t>(known_entered_[s] - turn) < 0) return s;
   }
   return -1;
 }

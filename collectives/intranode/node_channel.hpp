@@ -40,13 +40,15 @@ struct CallRecord {
   uint64_t seq = 0;  // the rank's own call number, for the message
 };
 
-// A call record with room for a tiny vector on the same cache line: the smallest allreduces
-// send their data with the record, so agreeing on the call is also the data exchange.
+// A call record with room for a small vector right after it: allreduces and broadcasts of up
+// to 288 bytes send their data with the record, so agreeing on the call is also the data
+// exchange (one synchronisation step instead of two; a peer reads the record's line and at
+// most four more). Larger calls put other things there (direct.hpp).
 struct alignas(64) CallSlot {
   CallRecord record;
-  alignas(8) char data[32];  // aligned for every element type
+  alignas(8) char data[288];  // aligned for every element type
 };
-static_assert(sizeof(CallSlot) == 64);
+static_assert(sizeof(CallRecord) == 32 && sizeof(CallSlot) == 320);
 
 struct alignas(64) PeerControl {
   std::atomic<uint32_t> posted{0};
@@ -63,7 +65,7 @@ struct alignas(64) PeerControl {
   // reading its slot of turn t.
   CallSlot calls[2];
 };
-static_assert(sizeof(PeerControl) == 256);
+static_assert(sizeof(PeerControl) == 768);
 
 struct alignas(64) InlineSlot {
   std::atomic<uint32_t> posted{0};
@@ -137,6 +139,20 @@ class NodeChannel {
     if (static_cast<int32_t>(v - 1 - known_done_[local]) > 0) known_done_[local] = v - 1;
   }
 
+  // Call slots: before a rank writes its slot for `turn` (rewriting turn - 2's), every other
+  // rank must have entered turn - 1, i.e. finished turn - 2 and so finished reading it. A call
+  // in which every rank waits for every other (agree_on_call) implies that for the next one; a
+  // small broadcast's root does not wait (announce_call), so it is checked at every entry. The
+  // rank that may still read this rank's slot, or -1; uses what this rank already saw.
+  int slot_blocker(uint32_t turn);
+  FlagWait slot_free(int local, uint32_t turn) const {
+    return flag(local, &PeerControl::entered, turn, "finish an earlier collective");
+  }
+  void saw_entered(int local, uint32_t v) {
+    if (static_cast<int32_t>(v - known_entered_[local]) > 0) known_entered_[local] = v;
+  }
+  void note_published() { ++published_; }
+
   // Collectives through the segment run one at a time per rank, in the order they started, so
   // the window sequence is the same on every rank even with non-blocking calls in flight.
   uint32_t take_turn() { return next_turn_++; }
@@ -151,7 +167,9 @@ class NodeChannel {
   InlineSlot *slots_;
   char *buffers_;
   uint32_t next_window_ = 0;
-  std::vector<uint32_t> known_done_;  // per local rank: a lower bound of its `done`
+  std::vector<uint32_t> known_done_;     // per local rank: a lower bound of its `done`
+  std::vector<uint32_t> known_entered_;  // per local rank: a lower bound of its `entered`
+  uint64_t published_ = 0;               // call records this rank has published
   uint32_t next_turn_ = 0;
   std::atomic<uint32_t> serving_{0};
   PeerMappings mappings_;
