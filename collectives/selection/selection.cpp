@@ -7,6 +7,7 @@
 #include "broadcast/algorithms.hpp"
 #include "error.hpp"
 #include "intranode/algorithms.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 
 namespace braid::coll {
@@ -190,6 +191,9 @@ std::string SelectionTable::explain(const Topology &where) const {
     if (c.algorithm->fn == allreduce_shm)
       s += bytes <= kSmallReduceBytes ? " [every rank reduces all slots]"
                                       : " [pipelined reduce-scatter + gather]";
+    if ((c.algorithm->fn == allreduce_shm || c.algorithm->fn == broadcast_shm) &&
+        bytes >= kDirectMinBytes)
+      s += " [zero-copy on braid_mem_alloc buffers]";
     if (c.algorithm->fn == allreduce_hierarchical || c.algorithm->fn == broadcast_hierarchical)
       s +=
           detail::cat(" with ", choose_among_leaders(kind, bytes, bytes / 4, where).algorithm->name,
