@@ -91,7 +91,8 @@ class NodeChannel {
   NodeChannel &operator=(const NodeChannel &) = delete;
 
   // Touches this rank's part first (placement) and records its pid; before anyone uses it.
-  void claim_own_part();
+  // `numa_node`: this rank's node, -1 when it is not bound to one.
+  void claim_own_part(int numa_node);
 
   const detail::NodeMap &map() const { return map_; }
   int size() const { return map_.local_size(); }

@@ -108,7 +108,7 @@ std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
   comm->rank = config.rank;
   comm->size = config.size;
   // The node map uses the bootstrap, so it comes before the control plane takes its connections.
-  comm->node = setup_node(*comm->world->bootstrap, config, env);
+  comm->node = setup_node(*comm->world->bootstrap, config, env, comm->world->numa_node);
   // Ranks on this node: what the node map found (BRAID_LOCAL_SIZE may not be set).
   const int local = std::max(config.local_size, comm->node->map.local_size());
   comm->scheduler = std::make_unique<coll::Scheduler>(

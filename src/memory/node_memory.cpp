@@ -45,6 +45,10 @@ void bind_to_node(void *p, size_t len, int node) noexcept {
 
 }  // namespace
 
+void bind_area_to_node(void *p, size_t bytes, int node) noexcept {
+  bind_to_node(p, page_rounded(bytes), node);
+}
+
 void *alloc_on_node(size_t bytes, int node) noexcept {
   const size_t len = page_rounded(bytes == 0 ? 1 : bytes);
   void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -19,6 +19,10 @@ void free_on_node(void *ptr, size_t bytes) noexcept;
 void *alloc_shared_on_node(size_t bytes, int node, int *fd) noexcept;
 void free_shared_on_node(void *ptr, size_t bytes, int fd) noexcept;
 
+// Binds the pages of [p, p + bytes) (page-aligned) to `node` (no-op for -1); on a shared mapping
+// this sets the shared object's policy. A failure is logged once and leaves the memory unbound.
+void bind_area_to_node(void *p, size_t bytes, int node) noexcept;
+
 // The node the calling thread's CPU belongs to right now (-1 if unknown): where an unbound
 // rank's BRAID_NUMA_LOCAL memory goes.
 int current_cpu_node() noexcept;

@@ -41,7 +41,7 @@ bool all_agree(Bootstrap &bootstrap, bool mine) {
 }  // namespace
 
 std::unique_ptr<NodeResources> setup_node(Bootstrap &bootstrap, const EnvConfig &config,
-                                          const EnvLookup &env) {
+                                          const EnvLookup &env, int numa_node) {
   auto res = std::make_unique<NodeResources>();
   const bool wanted = intranode_wanted(env);
   HostRecord mine{};
@@ -87,7 +87,7 @@ std::unique_ptr<NodeResources> setup_node(Bootstrap &bootstrap, const EnvConfig 
   if (leaders_ok && shared && !m.leader()) ok = open_segment(name, bytes, &res->segment, &why);
   if (leaders_ok && ok) {
     res->channel = std::make_unique<coll::NodeChannel>(res->segment.data(), m);
-    if (shared) res->channel->claim_own_part();
+    if (shared) res->channel->claim_own_part(numa_node);
   }
   const bool everyone_ok = all_agree(bootstrap, leaders_ok && ok);
   if (!ok) log(LogLevel::warn, "node-local shared memory unavailable: ", why);

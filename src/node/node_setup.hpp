@@ -25,7 +25,9 @@ struct NodeResources {
 // Collective over the bootstrap: every rank calls it. Never fails for want of shared memory:
 // if any rank cannot set the segment up, every rank goes without (and the reason is logged).
 // Throws Failure for a bad BRAID_INTRANODE value or a bootstrap failure.
+// `numa_node` is this rank's NUMA node (-1: not bound to one), where its part of the segment
+// is placed.
 std::unique_ptr<NodeResources> setup_node(Bootstrap &bootstrap, const EnvConfig &config,
-                                          const EnvLookup &env);
+                                          const EnvLookup &env, int numa_node);
 
 }  // namespace braid::detail

@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include "memory/node_memory.hpp"
+
 namespace braid::detail {
 
-void place_near_this_rank(void *p, size_t bytes) {
+void place_near_this_rank(void *p, size_t bytes, int numa_node) {
+  bind_area_to_node(p, bytes, numa_node);
   const long page = sysconf(_SC_PAGESIZE);
   const size_t step = page > 0 ? static_cast<size_t>(page) : 4096;
   auto *c = static_cast<volatile char *>(p);

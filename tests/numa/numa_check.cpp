@@ -155,6 +155,32 @@ TEST(NumaPages, InternalScratchBuffersAreOnTheRanksNode) {
   }
 }
 
+// The node-local shared-memory segment: this rank's part (its windows) is bound to its node
+// (node/placement.cpp), so /proc/self/numa_maps shows a range of the segment's mapping with
+// this rank's bind policy whose pages are all on that node.
+TEST(NumaPages, NodeSegmentPartIsOnTheRanksNode) {
+  if (braid_comm_size(g_world) < 2) GTEST_SKIP() << "one rank has no node segment";
+  if (sys_nodes().size() < 2) GTEST_SKIP() << "1 NUMA node: nothing to bind";
+  const int node = expected_node();
+  std::ifstream maps("/proc/self/numa_maps");
+  std::string line;
+  int mine = 0;
+  while (std::getline(maps, line)) {
+    if (line.find("/braid-") == std::string::npos || line.find("-world-") == std::string::npos)
+      continue;
+    // numa_maps shows a mapping's policy at the start of each of its ranges, and the pages of
+    // the whole range: the range holding the control lines (bound by the leader) also holds
+    // other ranks' parts, so only a range with no page elsewhere counts.
+    if (line.find(" bind:" + std::to_string(node) + " ") == std::string::npos) continue;
+    bool elsewhere = false;
+    for (int other : sys_nodes())
+      elsewhere = elsewhere || (other != node &&
+                                line.find(" N" + std::to_string(other) + "=") != std::string::npos);
+    if (!elsewhere && line.find(" N" + std::to_string(node) + "=") != std::string::npos) ++mine;
+  }
+  EXPECT_GE(mine, 1) << "no range of the node segment is bound to node " << node;
+}
+
 // Allreduce stays correct with send/receive buffers on the local and on a remote node (and with
 // the C++ allocator), every algorithm forced in turn.
 TEST(NumaCollectives, AllreduceOnLocalAndRemoteNodeBuffers) {
