@@ -59,14 +59,23 @@ std::shared_ptr<coll::Collective> empty_call(braid_comm_s &comm, const coll::Col
 
 std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args) {
   const coll::Topology &where = comm.node->topology;
-  const coll::Choice choice = comm.selection.choose(args.kind, args.bytes(), args.count, where);
+  braid_comm_s::LastChoice &last = comm.last_choice;
+  if (last.kind != args.kind || last.bytes != args.bytes() || last.count != args.count) {
+    last.choice = comm.selection.choose(args.kind, args.bytes(), args.count, where);
+    const bool hierarchical = last.choice.algorithm->fn == coll::allreduce_hierarchical ||
+                              last.choice.algorithm->fn == coll::broadcast_hierarchical;
+    last.inner = hierarchical ? comm.selection.choose_among_leaders(args.kind, args.bytes(),
+                                                                    args.count, where)
+                              : coll::Choice{};
+    last.kind = args.kind;
+    last.bytes = args.bytes();
+    last.count = args.count;
+  }
+  const coll::Choice &choice = last.choice;
   args.segment_bytes = choice.segment_bytes;
-  if (choice.algorithm->fn == coll::allreduce_hierarchical ||
-      choice.algorithm->fn == coll::broadcast_hierarchical) {
-    const coll::Choice inner =
-        comm.selection.choose_among_leaders(args.kind, args.bytes(), args.count, where);
-    args.inner = inner.algorithm->fn;
-    args.inner_segment_bytes = inner.segment_bytes;
+  if (last.inner.algorithm != nullptr) {
+    args.inner = last.inner.algorithm->fn;
+    args.inner_segment_bytes = last.inner.segment_bytes;
   }
   const uint64_t seq = comm.next_seq++;
   const coll::CallLabel label{args.kind, seq,       choice.algorithm->name,

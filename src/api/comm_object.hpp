@@ -5,6 +5,7 @@
 
 #include <braid/braid.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,15 @@ struct braid_comm_s {
   std::unique_ptr<braid::detail::NodeResources> node;
   std::unique_ptr<braid::coll::Scheduler> scheduler;
   braid::coll::SelectionTable selection;
+  // The last selection made: applications repeat the same call, and choosing costs a few
+  // percent of a 0.2 us node-local call. The table and topology never change after creation.
+  struct LastChoice {
+    braid::coll::CollKind kind = braid::coll::CollKind::barrier;
+    size_t bytes = SIZE_MAX;
+    size_t count = SIZE_MAX;
+    braid::coll::Choice choice;
+    braid::coll::Choice inner;
+  } last_choice;
   uint64_t next_seq = 0;
   int rank = 0;
   int size = 1;
