@@ -3,11 +3,13 @@
 // have finished. A pipeline needs this: e.g. a node leader exchanges segment i with the other
 // leaders over the transport while its node reduces segment i + 1 in shared memory.
 //
-// Rules: branches do not nest, and only one branch may send or receive (they share the ops
-// table, and wait_all() consumes it): the other waits on flags only. Branches wait for each
-// other through counters of this process (FlagWait with peer -1). The first failure ends both:
-// the parent is resumed at once and rethrows it; the other branch is dropped where it stands
-// (its frame is destroyed with the parent's, its messages cancelled when the collective ends).
+// When both branches can run, the first one does: give it the latency-critical branch (the one
+// whose peers wait for it). Rules: branches do not nest, and only one branch may send or receive
+// (they share the ops table, and wait_all() consumes it): the other waits on flags only. Branches
+// wait for each other through counters of this process (FlagWait with peer -1). The first failure
+// ends both: the parent is resumed at once and rethrows it; the other branch is dropped where it
+// stands (its frame is destroyed with the parent's, its messages cancelled when the collective
+// ends).
 #pragma once
 
 #include <coroutine>

@@ -1,5 +1,5 @@
 // Vectors large enough for the hierarchical algorithms' segment pipeline (2 MiB and up, cut
-// into 1 MiB segments whose node-local and leader stages overlap): exact results for every
+// into segments of 1-2 MiB whose node-local and leader stages overlap): exact results for every
 // dtype and op, counts that do not divide into segments or ranks, in place and out of place,
 // identical bits on every rank. On one node or without fake nodes the same calls take the
 // flat or shm paths and must give the same answers.
@@ -13,7 +13,7 @@
 namespace mp {
 namespace {
 
-constexpr size_t kSegment = size_t{1} << 20;  // intranode/segment_pipeline.cpp
+constexpr size_t kSegment = size_t{1} << 20;  // the smallest segment (segment_pipeline.cpp)
 
 int64_t combine(braid_op_t op, int64_t a, int64_t b) {
   switch (op) {
@@ -61,7 +61,8 @@ TEST(Pipeline, AllreduceEveryDtypeAndOpOverSegments) {
 
 // Many segments, a count that is prime (divides into neither segments nor ranks).
 TEST(Pipeline, AllreduceManySegmentsOddCount) {
-  check_allreduce(BRAID_FLOAT32, BRAID_SUM, 1900009, false);  // 7.25 MiB: 8 segments
+  check_allreduce(BRAID_FLOAT32, BRAID_SUM, 1900009,
+                  false);  // 7.25 MiB: three 2 MiB segments and a short one
   check_allreduce(BRAID_INT8, BRAID_MAX, 5 * kSegment + 13, true);
   check_allreduce(BRAID_FLOAT16, BRAID_PROD, 3 * kSegment / 2 + 7, false);
 }
