@@ -27,6 +27,7 @@ CollContext::~CollContext() {
 }
 
 OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
+  if (branched_) claim_ops();
   peer = world_peer(peer);
   Op op{peer, true, step, bytes, 0, {}};
   const auto *p = static_cast<const char *>(buf);
@@ -45,6 +46,7 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
 }
 
 OpId CollContext::recv(int peer, void *buf, size_t bytes, uint32_t step) {
+  if (branched_) claim_ops();
   peer = world_peer(peer);
   Op op{peer, false, step, bytes, 0, {}};
   auto *p = static_cast<char *>(buf);
@@ -66,22 +68,59 @@ bool CollContext::complete(OpId id) const {
 }
 
 void CollContext::suspend(std::coroutine_handle<> h, OpId id) {
-  waiter_ = h;
-  awaited_ = id;
-  start_wait_clock();
+  Wait &w = waits_[current_];
+  w.handle = h;
+  w.awaited = id;
+  start_wait_clock(w);
 }
 
-void CollContext::start_wait_clock() {
+void CollContext::start_wait_clock(Wait &w) {
   // The clock is first read at the wait's 16th deadline check, not here: most waits end within
   // a few polls, and reading the clock costs as much as a poll.
-  wait_started_ = Clock::time_point{};
-  deadline_checks_ = 1;
+  w.started = Clock::time_point{};
+  w.deadline_checks = 1;
 }
 
 void CollContext::suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag) {
-  waiter_ = h;
-  flag_ = flag;
-  start_wait_clock();
+  Wait &w = waits_[current_];
+  w.handle = h;
+  w.flag = flag;
+  start_wait_clock(w);
+}
+
+void CollContext::begin_branches() {
+  // Nested branches would need more wait slots; no algorithm needs them.
+  if (branched_) fail(BRAID_ERR_INTERNAL, "branches started inside a branch");
+  branched_ = true;
+  current_ = 0;
+  ops_branch_ = -1;
+}
+
+void CollContext::end_branches() {
+  // A branch that failed ends the other one where it stands: forget its wait (its frame goes
+  // with the awaiting parent; its messages are cancelled when the collective finishes).
+  for (Wait &w : waits_) w = Wait{};
+  branched_ = false;
+  current_ = 0;
+  ops_branch_ = -1;
+}
+
+void CollContext::claim_ops() {
+  // Both branches would share one ops table, and wait_all() of one would consume the other's.
+  if (ops_branch_ < 0) ops_branch_ = current_;
+  if (ops_branch_ != current_)
+    fail(BRAID_ERR_INTERNAL, "two branches of one collective both use the transport");
+}
+
+const FlagWait *CollContext::branched_blocked_on_flag() const {
+  // A flag of this process (peer -1) only moves when this process runs: sleep on another's.
+  const FlagWait *any = nullptr;
+  for (const Wait &w : waits_) {
+    if (!w.handle || w.flag.word == nullptr) continue;
+    if (w.flag.sleepers != nullptr) return &w.flag;
+    if (any == nullptr) any = &w.flag;
+  }
+  return any;
 }
 
 void CollContext::finish_op(Op &op) {
@@ -119,48 +158,82 @@ bool CollContext::poll() {
   return any;
 }
 
-std::coroutine_handle<> CollContext::take_ready() {
-  if (!waiter_) return {};
-  if (flag_.word != nullptr) {
-    if (!flag_.reached()) return {};
-    flag_ = FlagWait{};
-  } else if (!complete(awaited_)) {
+std::coroutine_handle<> CollContext::take_ready(Wait &w) {
+  if (!w.handle) return {};
+  if (w.flag.word != nullptr) {
+    if (!w.flag.reached()) return {};
+    w.flag = FlagWait{};
+  } else if (!complete(w.awaited)) {
     return {};
   }
-  return std::exchange(waiter_, {});
+  return std::exchange(w.handle, {});
+}
+
+std::coroutine_handle<> CollContext::take_ready() {
+  if (auto h = take_ready(waits_[0])) {
+    current_ = 0;
+    return h;
+  }
+  if (!branched_) return {};
+  if (auto h = take_ready(waits_[1])) {
+    current_ = 1;
+    return h;
+  }
+  return {};
 }
 
 void CollContext::check_deadline() const {
-  if (!waiter_) return;
-  // Every 16th check looks at the clock (a check follows every poll pass; while the scheduler
-  // sleeps, a pass takes at most a millisecond).
-  if (deadline_checks_++ % 16 != 0) return;
-  const auto now = Clock::now();
-  if (wait_started_ == Clock::time_point{}) {
-    wait_started_ = now;
-    next_exit_check_ = now + std::chrono::milliseconds(100);
+  if (!branched_) {
+    check_deadline(waits_[0], nullptr);
     return;
   }
-  double waited = std::chrono::duration<double>(now - wait_started_).count();
-  if (flag_.word != nullptr) {
+  check_deadline(waits_[0], &waits_[1]);
+  check_deadline(waits_[1], &waits_[0]);
+}
+
+void CollContext::check_deadline(Wait &w, const Wait *other) const {
+  if (!w.handle) return;
+  // Every 16th check looks at the clock (a check follows every poll pass; while the scheduler
+  // sleeps, a pass takes at most a millisecond).
+  if (w.deadline_checks++ % 16 != 0) return;
+  const auto now = Clock::now();
+  if (w.started == Clock::time_point{}) {
+    w.started = now;
+    w.next_exit_check = now + std::chrono::milliseconds(100);
+    return;
+  }
+  const FlagWait &flag = w.flag;
+  if (flag.word != nullptr && flag.pid > 0 && now >= w.next_exit_check) {
     // A rank of this node that exited will never advance the counter: say so at once rather
     // than at the deadline.
-    if (flag_.pid > 0 && now >= next_exit_check_) {
-      next_exit_check_ = now + std::chrono::milliseconds(100);
-      if (kill(flag_.pid, 0) != 0 && errno == ESRCH && !flag_.reached())
-        fail(BRAID_ERR_PEER_FAILED, "rank ", flag_.peer, " (pid ", flag_.pid,
-             ", same node) exited while rank ", rank_, " waited for it to ", flag_.what);
-    }
-    if (waited < timeout_s_) return;
-    if (flag_.peer < 0)
-      fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for an earlier collective");
-    fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for rank ", flag_.peer,
-         " (same node, shared memory) to ", flag_.what);
+    w.next_exit_check = now + std::chrono::milliseconds(100);
+    if (kill(flag.pid, 0) != 0 && errno == ESRCH && !flag.reached())
+      fail(BRAID_ERR_PEER_FAILED, "rank ", flag.peer, " (pid ", flag.pid,
+           ", same node) exited while rank ", rank_, " waited for it to ", flag.what);
   }
+  const double waited = std::chrono::duration<double>(now - w.started).count();
   if (waited < timeout_s_) return;
+  // A branch waiting for the other branch of this rank is stuck because that one is: name
+  // what the other one waits for (a peer), not this rank.
+  if (flag.word != nullptr && flag.peer < 0 && other != nullptr && other->handle)
+    fail_wait(*other, waited);
+  fail_wait(w, waited);
+}
+
+void CollContext::fail_wait(const Wait &w, double waited) const {
+  const FlagWait &flag = w.flag;
+  if (flag.word != nullptr) {
+    if (flag.peer < 0 && *flag.what == '\0')
+      fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for an earlier collective");
+    if (flag.peer < 0)
+      fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for rank ", rank_,
+           " itself to ", flag.what, " (an internal stall)");
+    fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for rank ", flag.peer,
+         " (same node, shared memory) to ", flag.what);
+  }
   for (const Op &op : ops_) {
     if (op.pending.empty()) continue;
-    if (awaited_ != kAll && &op != &ops_[awaited_]) continue;
+    if (w.awaited != kAll && &op != &ops_[w.awaited]) continue;
     fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s waiting for rank ", op.peer, " (",
          op.is_send ? "send of " : "receive of ", op.bytes, " bytes, message ", op.step, ")");
   }
@@ -179,8 +252,10 @@ void CollContext::cancel_all(int failed_peer) noexcept {
   }
   ops_.clear();
   outstanding_ = 0;
-  waiter_ = {};
-  flag_ = FlagWait{};
+  for (Wait &w : waits_) w = Wait{};
+  branched_ = false;
+  current_ = 0;
+  ops_branch_ = -1;
 }
 
 }  // namespace braid::coll

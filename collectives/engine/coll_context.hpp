@@ -92,10 +92,26 @@ class CollContext {
     group_rank_ = my_index;
   }
   void use_world() { group_ = nullptr; }
+  // Added to every step from now on, so that consecutive sub-collectives of one call (e.g. one
+  // per pipeline segment) use distinct tags. Steps wrap at 16 bits; where they collide the
+  // transports' ordered matching (same peer and tag: posting order) still pairs them right.
+  void set_step_base(uint32_t base) { step_base_ = base; }
   // What the suspended algorithm waits for when it waits on a flag, else null (the scheduler
-  // sleeps on it). True when messages are outstanding.
-  const FlagWait *blocked_on_flag() const { return waiter_ && flag_.word ? &flag_ : nullptr; }
+  // sleeps on it); with two branches, preferably a flag another rank will advance.
+  const FlagWait *blocked_on_flag() const {
+    if (!branched_) return waits_[0].handle && waits_[0].flag.word ? &waits_[0].flag : nullptr;
+    return branched_blocked_on_flag();
+  }
+  // True when messages are outstanding.
   bool has_messages() const { return outstanding_ != 0; }
+
+  // Two branches of one algorithm in flight at once (see engine/branches.hpp). While branches
+  // run, each suspended branch has a wait slot of its own (its own flag or message, its own
+  // deadline), and only one branch may send or receive: wait_all() and the ops table are shared.
+  static constexpr int kBranches = 2;
+  void begin_branches();
+  void enter_branch(int branch) { current_ = branch; }
+  void end_branches();
 
   // Engine side.
   // Tests outstanding requests; throws Failure for a failed one. Returns true if any completed.
@@ -119,17 +135,33 @@ class CollContext {
     std::vector<braid_transport_req_t> pending;  // one per chunk still outstanding
   };
 
+  // One suspended coroutine and what it waits for: the algorithm's, or one per branch.
+  struct Wait {
+    std::coroutine_handle<> handle;
+    OpId awaited = kAll;
+    FlagWait flag{};              // set while suspended on a flag
+    Clock::time_point started{};  // zero until the wait's first deadline check
+    unsigned deadline_checks = 0;
+    Clock::time_point next_exit_check{};
+  };
+
   bool complete(OpId id) const;
   void suspend(std::coroutine_handle<> h, OpId id);
   void suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag);
-  void start_wait_clock();
+  static void start_wait_clock(Wait &w);
+  std::coroutine_handle<> take_ready(Wait &w);
+  // Throws when `w` has waited too long; `other` is the other branch's wait, if any.
+  void check_deadline(Wait &w, const Wait *other) const;
+  [[noreturn]] void fail_wait(const Wait &w, double waited) const;
+  const FlagWait *branched_blocked_on_flag() const;
+  void claim_ops();
   int world_peer(int peer) const { return group_ ? group_[peer] : peer; }
   // After wait_all every id is consumed, so the table restarts and stays small.
   void resumed(OpId id) {
     if (id == kAll) ops_.clear();
   }
   void finish_op(Op &op);
-  uint64_t tag(uint32_t step) const { return tag_base_ | (step & 0xffffu); }
+  uint64_t tag(uint32_t step) const { return tag_base_ | ((step + step_base_) & 0xffffu); }
 
   detail::Transport &transport_;
   ScratchPool &scratch_;
@@ -137,16 +169,16 @@ class CollContext {
   int size_;
   uint64_t tag_base_;
   uint64_t seq_ = 0;
+  uint32_t step_base_ = 0;
   double timeout_s_;
   size_t max_message_;
   std::vector<Op> ops_;
   size_t outstanding_ = 0;  // operations with pending requests
-  std::coroutine_handle<> waiter_;
-  OpId awaited_ = kAll;
-  mutable Clock::time_point wait_started_{};  // zero until the wait's first deadline check
-  mutable unsigned deadline_checks_ = 0;
-  FlagWait flag_{};  // set while suspended on a flag
-  mutable Clock::time_point next_exit_check_{};
+  // [0]: the algorithm (or its first branch); [1]: the second branch while branches run.
+  mutable Wait waits_[kBranches];
+  int current_ = 0;  // the wait slot of the coroutine running now
+  bool branched_ = false;
+  int ops_branch_ = -1;  // the branch that sends and receives while branches run
   NodeChannel *node_ = nullptr;
   const int *group_ = nullptr;
   int group_size_ = 0;

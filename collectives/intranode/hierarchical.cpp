@@ -2,17 +2,17 @@
 // flat algorithm among one leader per node (the lowest rank) over the transport, and a
 // node-local broadcast of the result. Only one message per node crosses the network per step.
 // Bits are identical everywhere: each node reduces in rank order, the leaders' algorithm gives
-// all leaders identical bits, and the last stage only copies.
+// all leaders identical bits, and the last stage only copies. Large vectors go by segments
+// whose stages overlap (segment_pipeline.cpp); below that the stages run one after the other.
 #include <cstring>
 
 #include "intranode/algorithms.hpp"
 #include "intranode/call_check.hpp"
 #include "intranode/node_phases.hpp"
+#include "intranode/segment_pipeline.hpp"
 
 namespace braid::coll {
-namespace {
 
-// Runs the leaders' algorithm with the context's ranks renumbered to the leaders.
 Task among_leaders(CollContext &ctx, const detail::NodeMap &m, CollArgs inner) {
   ctx.use_group(m.leaders.data(), m.nodes, m.node);
   try {
@@ -24,8 +24,6 @@ Task among_leaders(CollContext &ctx, const detail::NodeMap &m, CollArgs inner) {
   ctx.use_world();
 }
 
-}  // namespace
-
 Task allreduce_hierarchical(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "allreduce hierarchical");
   const uint32_t ticket = ch.take_turn();
@@ -33,6 +31,10 @@ Task allreduce_hierarchical(CollContext &ctx, CollArgs args) {
   Turn turn(ch);
   co_await agree_on_call(ctx, ch, ticket, args);
   const detail::NodeMap &m = ch.map();
+  if (const size_t segment = pipeline_segment_bytes(args.bytes(), args.elem_size, m)) {
+    co_await allreduce_pipelined(ctx, ch, args, segment);
+    co_return;
+  }
   auto *recv = static_cast<char *>(args.recvbuf);
   co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf), recv,
                        ReduceOf{args.count, args.elem_size, args.dtype, args.op}, 0);
@@ -52,6 +54,10 @@ Task broadcast_hierarchical(CollContext &ctx, CollArgs args) {
   Turn turn(ch);
   co_await agree_on_call(ctx, ch, ticket, args);
   const detail::NodeMap &m = ch.map();
+  if (const size_t segment = pipeline_segment_bytes(args.bytes(), args.elem_size, m)) {
+    co_await broadcast_pipelined(ctx, ch, args, segment);
+    co_return;
+  }
   auto *buf = static_cast<char *>(args.recvbuf);
   const int root_node = m.node_of[args.root];
   const int root_local = m.local_index[args.root];

@@ -49,6 +49,8 @@ void later_call(braid_comm_t world) {
 
 // kill: rank BRAID_FAULT_VICTIM kills itself with SIGKILL after a random delay while every
 // rank runs allreduce and broadcast over several sizes; the others report their error.
+// BRAID_FAULT_LARGE=1: sizes of 4-12 MiB only, so that on fake nodes the victim dies inside the
+// hierarchical algorithms' segment pipeline.
 int kill_scenario(braid_comm_t world, int rank, int size) {
   const int victim = env_int("BRAID_FAULT_VICTIM", size - 1);
   const unsigned seed = static_cast<unsigned>(env_int("BRAID_FAULT_SEED", 1));
@@ -63,10 +65,12 @@ int kill_scenario(braid_comm_t world, int rank, int size) {
     }).detach();
   }
   static const size_t kCounts[] = {1, 1000, 65536, 1 << 20};
-  std::vector<float> buf(1 << 20, 1.0f);
+  static const size_t kLargeCounts[] = {1 << 20, (3 << 20) + 5, (2 << 20) + 1, 3 << 20};
+  const bool large = env_int("BRAID_FAULT_LARGE", 0) == 1;
+  std::vector<float> buf(large ? (3 << 20) + 5 : 1 << 20, 1.0f);
   long long calls = 0;
   for (;;) {
-    const size_t count = kCounts[calls % 4];
+    const size_t count = large ? kLargeCounts[calls % 4] : kCounts[calls % 4];
     braid_result_t rc =
         (calls / 4) % 2 == 0
             ? braid_allreduce(buf.data(), buf.data(), count, BRAID_FLOAT32, BRAID_MAX, world)

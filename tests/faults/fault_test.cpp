@@ -93,6 +93,49 @@ INSTANTIATE_TEST_SUITE_P(Faults, KillByHand,
                                   std::to_string(info.param.seed);
                          });
 
+// Fake nodes a,a,b,b and 4-12 MiB vectors: the victim dies while the hierarchical algorithms run
+// their segment pipeline (a leader with its transport and node branches both in flight, or a
+// rank its node is waiting for in shared memory). The survivors must get PEER_FAILED naming it
+// well before the timeout; nobody may hang.
+class KillMidPipeline : public testing::TestWithParam<KillCase> {};
+
+TEST_P(KillMidPipeline, SurvivorsNameTheDeadRank) {
+  const KillCase c = GetParam();
+  const JobOutput job = run_by_hand(c.size,
+                                    {{"BRAID_FAULT", "kill"},
+                                     {"BRAID_FAULT_LARGE", "1"},
+                                     {"BRAID_HOST_ID", "a,a,b,b"},
+                                     {"BRAID_FAULT_VICTIM", std::to_string(c.victim)},
+                                     {"BRAID_FAULT_SEED", std::to_string(c.seed)},
+                                     {"BRAID_TIMEOUT", std::to_string(kTimeout)}},
+                                    60);
+  ASSERT_NE(job.kill_ns, 0) << "the victim never killed itself\n" << job.err;
+  const std::string victim = "rank " + std::to_string(c.victim);
+  for (int r = 0; r < c.size; ++r) {
+    if (r == c.victim) continue;
+    const RankOutput &out = job.ranks[r];
+    ASSERT_TRUE(out.result.present) << "rank " << r << " reported nothing\n" << job.err;
+    EXPECT_EQ(out.result.code, BRAID_ERR_PEER_FAILED) << "rank " << r << ": " << out.result.msg;
+    // "rank 2 failed" (the control plane) or "rank 2 (pid N, same node) exited" (shared memory).
+    EXPECT_TRUE(out.result.msg.find(victim + " failed") != std::string::npos ||
+                out.result.msg.find(victim + " (pid ") != std::string::npos)
+        << out.result.msg;
+    const double dt = static_cast<double>(out.result.t_ns - job.kill_ns) / 1e9;
+    std::printf(
+        "[ fault ] mid-pipeline: rank %d got PEER_FAILED %s s after rank %d was killed: %s\n", r,
+        s(dt).c_str(), c.victim, out.result.msg.c_str());
+    EXPECT_LT(dt, kTimeout + kSlack);
+    EXPECT_EQ(out.exit_code, 0) << "rank " << r << "\n" << job.err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, KillMidPipeline,
+                         testing::Values(KillCase{4, 0, 21}, KillCase{4, 1, 22}, KillCase{4, 2, 23},
+                                         KillCase{4, 3, 24}),
+                         [](const auto &info) {
+                           return "4ranks_two_nodes_victim" + std::to_string(info.param.victim);
+                         });
+
 class KillUnderBraidrun : public testing::TestWithParam<KillCase> {};
 
 TEST_P(KillUnderBraidrun, BraidrunNamesTheRankAndSurvivorsReport) {
