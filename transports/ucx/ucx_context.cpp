@@ -1,4 +1,5 @@
 #include "ucx_context.hpp"
+#include "ucx_request.hpp"
 
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -148,6 +149,7 @@ void context_destroy(Context *ctx) {
   }
   if (ctx->worker != nullptr) ucp_worker_destroy(ctx->worker);
   if (ctx->context != nullptr) ucp_cleanup(ctx->context);
+  for (Request *req : ctx->live) delete req;
   delete ctx;
 }
 

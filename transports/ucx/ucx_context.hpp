@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace braid::ucx {
@@ -34,6 +35,8 @@ struct PeerRef {
   int peer;
 };
 
+struct Request;
+
 struct Context : plugin::Reporter {
   int rank = 0;
   int size = 0;
@@ -47,6 +50,10 @@ struct Context : plugin::Reporter {
   bool peer_errors = false;  // UCP_ERR_HANDLING_MODE_PEER (BRAID_UCX_PEER_ERRORS=1)
   std::string device;
   Counters counters;
+  // Every request handed out and not yet freed. One braid abandoned (a send or receive to a
+  // rank that died) is never tested again; its struct is freed here at finalize, after the
+  // worker is gone and no completion callback can run.
+  std::unordered_set<Request *> live;
 };
 
 int context_create(const braid_transport_init_args_t *args, Context **out);

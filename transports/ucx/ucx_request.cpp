@@ -67,6 +67,7 @@ int post_send(Context *ctx, int peer, uint64_t tag, const void *buf, size_t byte
   ucs_status_ptr_t sp = ucp_tag_send_nbx(ctx->eps[static_cast<size_t>(peer)], buf, bytes,
                                          ucp_tag_for(tag, ctx->rank), &param);
   if (int rc = finish_post(ctx, req, sp, "send"); rc != BRAID_SUCCESS) return rc;
+  ctx->live.insert(req);
   ctx->counters.sends++;
   ctx->counters.bytes_sent += bytes;
   *out = req;
@@ -93,6 +94,7 @@ int post_recv(Context *ctx, int peer, uint64_t tag, void *buf, size_t bytes, ucp
   ucs_status_ptr_t sp = ucp_tag_recv_nbx(ctx->worker, buf, bytes, ucp_tag_for(tag, peer),
                                          ~static_cast<ucp_tag_t>(0), &param);
   if (int rc = finish_post(ctx, req, sp, "receive"); rc != BRAID_SUCCESS) return rc;
+  ctx->live.insert(req);
   ctx->counters.recvs++;
   *out = req;
   return BRAID_SUCCESS;
@@ -120,6 +122,7 @@ int test_request(Request *req, int *done, size_t *bytes) {
     ctx->counters.bytes_received += req->received;
     if (bytes != nullptr) *bytes = req->received;
   }
+  ctx->live.erase(req);
   delete req;
   return rc;
 }
@@ -141,6 +144,7 @@ int cancel_request(Request *req) {
     return ctx->error(BRAID_ERR_TIMEOUT, "ucx: cancelled request to rank %d did not complete",
                       req->peer);
   }
+  ctx->live.erase(req);
   delete req;
   return BRAID_SUCCESS;
 }
