@@ -106,21 +106,4 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
   }
 }
 
-Task announce_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
-                   const void *tiny, size_t tiny_bytes) {
-  if (ch.size() == 1) co_return;
-  for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
-  write_record(ch, turn, record_of(args, ctx.seq()), tiny, tiny_bytes);
-}
-
-Task check_against_root(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
-                        int root) {
-  if (ch.size() == 1) co_return;
-  const CallRecord mine = record_of(args, ctx.seq());
-  for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
-  write_record(ch, turn, mine, nullptr, 0);
-  co_await ctx.wait_flag(entered(ch, root, turn));
-  compare_record(ch, turn, mine, root);
-}
-
 }  // namespace braid::coll

@@ -16,14 +16,5 @@ namespace braid::coll {
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                    const void *tiny = nullptr, size_t tiny_bytes = 0);
 
-// The two halves of a small broadcast's agreement, in which the root does not wait: the root
-// publishes its record and data and is done (as its eager sends would be over a transport);
-// every other rank publishes its record, waits for the root's and checks it, failing with
-// BRAID_ERR_MISMATCH naming both ranks. A disagreement between two ranks that both think they
-// are the root is not seen here (nor by the transports' eager sends).
-Task announce_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
-                   const void *tiny, size_t tiny_bytes);
-Task check_against_root(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
-                        int root);
 
 }  // namespace braid::coll

@@ -44,14 +44,13 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   const int root = ch.map().local_index[args.root];
   const size_t bytes = args.bytes();
   if (ch.size() > 1 && bytes > 0 && bytes <= sizeof(CallSlot::data)) {
-    // The root's vector travels with its call record, and the root does not wait: the others
-    // check their call against the root's and copy the data.
-    if (root == ch.me()) {
-      co_await announce_call(ctx, ch, ticket, args, args.recvbuf, bytes);
-    } else {
-      co_await check_against_root(ctx, ch, ticket, args, root);
-      std::memcpy(args.recvbuf, ch.call_slot(root, ticket).data, bytes);
-    }
+    // The root's vector travels with its call record. Every rank, the root too, waits for every
+    // other's record: a root that returned at once (tried) leaves a disagreement about the root
+    // seen by one rank only, and the others fail later with a vaguer error.
+    const bool is_root = root == ch.me();
+    co_await agree_on_call(ctx, ch, ticket, args, is_root ? args.recvbuf : nullptr,
+                           is_root ? bytes : 0);
+    if (!is_root) std::memcpy(args.recvbuf, ch.call_slot(root, ticket).data, bytes);
     co_return;
   }
   const DirectRefs refs = direct_refs(args);
