@@ -144,8 +144,8 @@ class NodeChannel {
 
   // Call slots: before a rank writes its slot for `turn` (rewriting turn - 2's), every other
   // rank must have entered turn - 1, i.e. finished turn - 2 and so finished reading it. A call
-  // in which every rank waits for every other (agree_on_call) implies that for the next one; a
-  // small broadcast's root does not wait (announce_call), so it is checked at every entry. The
+  // in which every rank waits for every other (agree_on_call) implies that for the next one; it
+  // is still checked at every entry (cheap: what was seen is cached), should a call not wait. The
   // rank that may still read this rank's slot, or -1; uses what this rank already saw.
   int slot_blocker(uint32_t turn);
   FlagWait slot_free(int local, uint32_t turn) const {
