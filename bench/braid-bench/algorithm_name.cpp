@@ -94,8 +94,7 @@ std::string braid_algorithm(Collective c, size_t bytes, size_t count, int ranks)
   static const braid::coll::SelectionTable table = braid::coll::SelectionTable::defaults();
   const braid::coll::Topology where = topology(ranks);
   const braid::coll::Choice choice = table.choose(kind_of(c), bytes, count, where);
-  if (choice.algorithm->fn == braid::coll::allreduce_hierarchical ||
-      choice.algorithm->fn == braid::coll::broadcast_hierarchical)
+  if (choice.algorithm->takes_inner)
     return cat("auto(hierarchical+",
                table.choose_among_leaders(kind_of(c), bytes, count, where).algorithm->name, ")");
   return cat("auto(", choice.algorithm->name, ")");

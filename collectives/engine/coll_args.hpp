@@ -6,12 +6,10 @@
 #include <cstddef>
 
 #include "engine/coll_context.hpp"
+#include "engine/coll_kind.hpp"
 #include "engine/task.hpp"
 
 namespace braid::coll {
-
-enum class CollKind { allreduce, broadcast, barrier };
-const char *kind_name(CollKind kind);
 
 struct CollArgs {
   CollKind kind = CollKind::allreduce;

@@ -39,8 +39,9 @@ uint64_t signature_hash(const CollArgs &a) {
   };
   mix(a.count);
   mix(static_cast<uint64_t>(a.dtype));
-  mix(static_cast<uint64_t>(a.kind == CollKind::allreduce ? a.op : 0));
-  mix(static_cast<uint64_t>(a.kind == CollKind::broadcast ? a.root : 0));
+  const KindInfo &info = kind_info(a.kind);
+  mix(static_cast<uint64_t>(info.has_op ? a.op : 0));
+  mix(static_cast<uint64_t>(info.has_root ? a.root : 0));
   return h;
 }
 

@@ -12,4 +12,8 @@ Task allreduce_hierarchical(CollContext &ctx, CollArgs args);
 Task broadcast_hierarchical(CollContext &ctx, CollArgs args);
 Task barrier_shm(CollContext &ctx, CollArgs args);
 
+// For braid-info --explain: the path inside the shm algorithms for a call of `bytes`.
+const char *allreduce_shm_note(size_t bytes);
+const char *broadcast_shm_note(size_t bytes);
+
 }  // namespace braid::coll

@@ -11,10 +11,8 @@ namespace braid::coll {
 namespace {
 
 const char *kind_text(int32_t kind) {
-  return kind == static_cast<int32_t>(CollKind::allreduce)   ? "allreduce"
-         : kind == static_cast<int32_t>(CollKind::broadcast) ? "broadcast"
-         : kind == static_cast<int32_t>(CollKind::barrier)   ? "barrier"
-                                                             : "another collective";
+  const KindInfo *info = find_kind(static_cast<uint32_t>(kind));
+  return info ? info->name : "another collective";
 }
 
 bool same_call(const CallRecord &a, const CallRecord &b) {
@@ -29,8 +27,9 @@ CallRecord record_of(const CollArgs &args, uint64_t seq) {
   r.count = args.count;
   r.dtype = static_cast<int32_t>(args.dtype);
   // Only what the kind uses: a broadcast has no op, an allreduce no root.
-  r.op = args.kind == CollKind::allreduce ? static_cast<int32_t>(args.op) : -1;
-  r.root = args.kind == CollKind::broadcast ? args.root : -1;
+  const KindInfo &info = kind_info(args.kind);
+  r.op = info.has_op ? static_cast<int32_t>(args.op) : -1;
+  r.root = info.has_root ? args.root : -1;
   return r;
 }
 

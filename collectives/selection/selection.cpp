@@ -1,14 +1,13 @@
 #include "selection/selection.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "allreduce/algorithms.hpp"
 #include "barrier/barrier.hpp"
 #include "broadcast/algorithms.hpp"
 #include "error.hpp"
 #include "intranode/algorithms.hpp"
-#include "intranode/direct.hpp"
-#include "intranode/node_phases.hpp"
 
 namespace braid::coll {
 namespace {
@@ -32,17 +31,22 @@ const std::vector<Algorithm> &all_algorithms() {
       {"scatter_allgather", CollKind::broadcast, broadcast_scatter_allgather,
        "binomial scatter + ring allgather; bandwidth-optimal on 3+ ranks"},
       {"shm", CollKind::allreduce, allreduce_shm,
-       "node-local shared memory: per-rank slots (small) or pipelined reduce-scatter + gather"},
+       "node-local shared memory: per-rank slots (small) or pipelined reduce-scatter + gather",
+       Span::one_node, false, allreduce_shm_note},
       {"hierarchical", CollKind::allreduce, allreduce_hierarchical,
-       "node-local reduce, allreduce among node leaders, node-local broadcast"},
+       "node-local reduce, allreduce among node leaders, node-local broadcast", Span::nodes,
+       true},
       {"shm", CollKind::broadcast, broadcast_shm,
-       "node-local shared memory: the root writes each window once, the others copy it out"},
+       "node-local shared memory: the root writes each window once, the others copy it out",
+       Span::one_node, false, broadcast_shm_note},
       {"hierarchical", CollKind::broadcast, broadcast_hierarchical,
-       "to the root's node leader, broadcast among node leaders, node-local broadcast"},
+       "to the root's node leader, broadcast among node leaders, node-local broadcast",
+       Span::nodes, true},
       {"dissemination", CollKind::barrier, barrier_dissemination,
        "ceil(log2(n)) rounds of zero-byte messages"},
       {"shm", CollKind::barrier, barrier_shm,
-       "node-local shared memory: every rank publishes its entry on its own cache line"},
+       "node-local shared memory: every rank publishes its entry on its own cache line",
+       Span::one_node},
   };
   return algorithms;
 }
@@ -77,19 +81,23 @@ SelectionTable SelectionTable::defaults() {
 
 void SelectionTable::set_override(CollKind kind, std::string_view name) {
   if (name.empty()) return;
-  if (kind != CollKind::allreduce && kind != CollKind::broadcast)
-    detail::fail(BRAID_ERR_INVALID_ARGUMENT,
-                 "only allreduce and broadcast algorithms can be forced");
   const Algorithm *a = find_algorithm(kind, name);
   if (a == nullptr) {
     std::string valid;
     for (const Algorithm &x : all_algorithms())
       if (x.kind == kind) valid += detail::cat(valid.empty() ? "" : ", ", x.name);
-    detail::fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_",
-                 kind == CollKind::allreduce ? "ALLREDUCE" : "BROADCAST", "_ALGO='", name,
+    detail::fail(BRAID_ERR_INVALID_ARGUMENT, kind_info(kind).override_var, "='", name,
                  "' is not a ", kind_name(kind), " algorithm; valid: ", valid);
   }
-  (kind == CollKind::allreduce ? override_allreduce_ : override_broadcast_) = a;
+  overrides_[static_cast<size_t>(kind)] = a;
+}
+
+void SelectionTable::set_overrides_from_environment() {
+  for (size_t k = 0; k < kKindCount; ++k) {
+    const auto kind = static_cast<CollKind>(k);
+    const char *value = std::getenv(kind_info(kind).override_var);
+    set_override(kind, value != nullptr ? value : "");
+  }
 }
 
 Span Topology::span() const {
@@ -102,12 +110,8 @@ Choice SelectionTable::choose_among_leaders(CollKind kind, size_t bytes, size_t 
   Topology leaders = Topology::flat(where.nodes);
   SelectionTable flat = *this;
   // A forced node-aware algorithm applies to the whole call, not to the leaders' part.
-  auto node_aware = [](const Algorithm *a) {
-    return a && (a->fn == allreduce_shm || a->fn == allreduce_hierarchical ||
-                 a->fn == broadcast_shm || a->fn == broadcast_hierarchical);
-  };
-  if (node_aware(flat.override_allreduce_)) flat.override_allreduce_ = nullptr;
-  if (node_aware(flat.override_broadcast_)) flat.override_broadcast_ = nullptr;
+  for (const Algorithm *&forced : flat.overrides_)
+    if (forced != nullptr && forced->needs != Span::any) forced = nullptr;
   return flat.choose(kind, bytes, count, leaders);
 }
 
@@ -115,20 +119,16 @@ Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count,
                               const Topology &where) const {
   const int ranks = where.ranks;
   const Span span = where.span();
-  const Algorithm *forced = kind == CollKind::allreduce   ? override_allreduce_
-                            : kind == CollKind::broadcast ? override_broadcast_
-                                                          : nullptr;
-  if (forced != nullptr) {
-    const bool shm = forced->fn == allreduce_shm || forced->fn == broadcast_shm;
-    const bool hier = forced->fn == allreduce_hierarchical || forced->fn == broadcast_hierarchical;
-    if ((shm && span != Span::one_node) || (hier && span == Span::any))
+  const KindInfo &info = kind_info(kind);
+  if (const Algorithm *forced = overrides_[static_cast<size_t>(kind)]) {
+    const bool one_node = forced->needs == Span::one_node;
+    if ((one_node && span != Span::one_node) || (forced->needs == Span::nodes && span == Span::any))
       detail::fail(BRAID_ERR_INVALID_ARGUMENT, "forced algorithm ", forced->name, " needs ",
-                   shm ? "every rank on one node" : "ranks sharing a node",
+                   one_node ? "every rank on one node" : "ranks sharing a node",
                    " and the node-local path enabled (", where.nodes, " nodes, up to ",
                    where.max_local, " ranks per node, BRAID_INTRANODE ",
                    where.intranode ? "on" : "off", ")");
-    return {forced, 1 * MiB, -1,
-            kind == CollKind::allreduce ? "BRAID_ALLREDUCE_ALGO" : "BRAID_BROADCAST_ALGO"};
+    return {forced, 1 * MiB, -1, info.override_var};
   }
   // Pass 0: the rules for this layout (span); pass 1: the rules for any layout.
   for (size_t k = 0; k < 2 * rules_.size(); ++k) {
@@ -141,8 +141,10 @@ Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count,
         ranks > r.max_ranks || (pass_any ? r.span != Span::any : r.span != span))
       continue;
     // With fewer elements than ranks the block algorithms would move empty blocks around.
-    if (r.span == Span::any && kind == CollKind::allreduce && count < static_cast<size_t>(ranks))
-      return {find_algorithm(kind, "recursive_doubling"), 0, -1, "fewer elements than ranks"};
+    if (r.span == Span::any && info.few_elements_algorithm != nullptr &&
+        count < static_cast<size_t>(ranks))
+      return {find_algorithm(kind, info.few_elements_algorithm), 0, -1,
+              "fewer elements than ranks"};
     return {find_algorithm(kind, r.algorithm), r.segment_bytes, static_cast<int>(i), ""};
   }
   detail::fail(BRAID_ERR_INTERNAL, "no selection rule for ", kind_name(kind), " of ", bytes,
@@ -176,11 +178,15 @@ std::string SelectionTable::explain(const Topology &where) const {
     if (r.segment_bytes) out << " (segment " << format_bytes(r.segment_bytes) << ")";
     out << "\n";
   }
-  out << "  allreduce with fewer elements than ranks -> recursive_doubling\n";
-  if (override_allreduce_)
-    out << "override: BRAID_ALLREDUCE_ALGO=" << override_allreduce_->name << "\n";
-  if (override_broadcast_)
-    out << "override: BRAID_BROADCAST_ALGO=" << override_broadcast_->name << "\n";
+  for (size_t k = 0; k < kKindCount; ++k) {
+    const KindInfo &info = kind_info(static_cast<CollKind>(k));
+    if (info.few_elements_algorithm != nullptr)
+      out << "  " << info.name << " with fewer elements than ranks -> "
+          << info.few_elements_algorithm << "\n";
+  }
+  for (const Algorithm *forced : overrides_)
+    if (forced != nullptr)
+      out << "override: " << kind_info(forced->kind).override_var << "=" << forced->name << "\n";
   out << "choice per size on " << ranks << " ranks, " << where.nodes << " node"
       << (where.nodes == 1 ? "" : "s") << ", up to " << where.max_local
       << " ranks per node, node-local path " << (where.intranode ? "on" : "off")
@@ -188,13 +194,8 @@ std::string SelectionTable::explain(const Topology &where) const {
   auto name = [&](CollKind kind, size_t bytes) {
     Choice c = choose(kind, bytes, bytes / 4, where);
     std::string s = detail::cat(c.algorithm->name, " (", describe(c), ")");
-    if (c.algorithm->fn == allreduce_shm)
-      s += bytes <= kSmallReduceBytes ? " [every rank reduces all slots]"
-                                      : " [pipelined reduce-scatter + gather]";
-    if ((c.algorithm->fn == allreduce_shm || c.algorithm->fn == broadcast_shm) &&
-        bytes >= kDirectMinBytes)
-      s += " [zero-copy on braid_mem_alloc buffers]";
-    if (c.algorithm->fn == allreduce_hierarchical || c.algorithm->fn == broadcast_hierarchical)
+    if (c.algorithm->note != nullptr) s += c.algorithm->note(bytes);
+    if (c.algorithm->takes_inner)
       s +=
           detail::cat(" with ", choose_among_leaders(kind, bytes, bytes / 4, where).algorithm->name,
                       " among leaders");

@@ -1,9 +1,10 @@
 // The algorithm selection table: data, not nested ifs. A rule maps a byte range and a rank-count
 // range of one collective to an algorithm and a pipeline segment size; the first matching rule
-// wins. BRAID_ALLREDUCE_ALGO / BRAID_BROADCAST_ALGO force one algorithm for every size, and
+// wins. BRAID_<KIND>_ALGO (e.g. BRAID_ALLREDUCE_ALGO) forces one algorithm for every size, and
 // `braid-info --explain` prints the table so no switch point is hidden.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -13,18 +14,24 @@
 
 namespace braid::coll {
 
-struct Algorithm {
-  const char *name;
-  CollKind kind;
-  AlgorithmFn fn;
-  const char *summary;
-};
-
 // Where the ranks are. Rules for the node-local paths match only the topologies they serve.
 enum class Span {
   any,       // every topology (the flat algorithms)
   one_node,  // every rank on one node, the node-local path enabled
   nodes,     // several nodes, at least one with several ranks, the node-local path enabled
+};
+
+// An algorithm and its traits: what the selection and the engine need to know about it is
+// said here, never inferred from which function it is.
+struct Algorithm {
+  const char *name;
+  CollKind kind;
+  AlgorithmFn fn;
+  const char *summary;
+  Span needs = Span::any;    // the topology it can run on (any: the flat algorithms)
+  bool takes_inner = false;  // runs a flat algorithm among node leaders (CollArgs::inner)
+  // What braid-info --explain adds for a call of `bytes` (which path inside it), or null.
+  const char *(*note)(size_t bytes) = nullptr;
 };
 
 struct Topology {
@@ -64,9 +71,11 @@ class SelectionTable {
  public:
   // The built-in rules (docs/algorithms.md explains the switch points).
   static SelectionTable defaults();
-  // Applies BRAID_ALLREDUCE_ALGO / BRAID_BROADCAST_ALGO; an unknown name throws Failure naming
-  // the valid ones. Empty strings leave the rules alone.
+  // Applies BRAID_<KIND>_ALGO (kind_info(kind).override_var); an unknown name throws Failure
+  // naming the valid ones. Empty strings leave the rules alone.
   void set_override(CollKind kind, std::string_view name);
+  // set_override for every kind from the process environment.
+  void set_overrides_from_environment();
 
   Choice choose(CollKind kind, size_t bytes, size_t count, int ranks) const {
     return choose(kind, bytes, count, Topology::flat(ranks));
@@ -83,8 +92,7 @@ class SelectionTable {
 
  private:
   std::vector<Rule> rules_;
-  const Algorithm *override_allreduce_ = nullptr;
-  const Algorithm *override_broadcast_ = nullptr;
+  std::array<const Algorithm *, kKindCount> overrides_{};
 };
 
 std::string format_bytes(size_t bytes);

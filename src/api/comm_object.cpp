@@ -8,17 +8,11 @@
 #include <cstring>
 
 #include "error.hpp"
-#include "intranode/algorithms.hpp"
 #include "log.hpp"
 #include "reduce/dtype.hpp"
 
 namespace braid::detail {
 namespace {
-
-const char *env_or_empty(const char *name) {
-  const char *v = std::getenv(name);
-  return v ? v : "";
-}
 
 size_t checked_bytes(braid_comm_s &comm, const char *what, size_t count, int dtype) {
   if (!coll::dtype_valid(dtype))
@@ -62,11 +56,10 @@ std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args
   braid_comm_s::LastChoice &last = comm.last_choice;
   if (last.kind != args.kind || last.bytes != args.bytes() || last.count != args.count) {
     last.choice = comm.selection.choose(args.kind, args.bytes(), args.count, where);
-    const bool hierarchical = last.choice.algorithm->fn == coll::allreduce_hierarchical ||
-                              last.choice.algorithm->fn == coll::broadcast_hierarchical;
-    last.inner = hierarchical ? comm.selection.choose_among_leaders(args.kind, args.bytes(),
-                                                                    args.count, where)
-                              : coll::Choice{};
+    last.inner = last.choice.algorithm->takes_inner
+                     ? comm.selection.choose_among_leaders(args.kind, args.bytes(), args.count,
+                                                           where)
+                     : coll::Choice{};
     last.kind = args.kind;
     last.bytes = args.bytes();
     last.count = args.count;
@@ -110,8 +103,7 @@ std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
   auto comm = std::make_unique<braid_comm_s>();
   comm->selection = coll::SelectionTable::defaults();
   // Overrides are validated before any network activity, so a typo fails fast on every rank.
-  comm->selection.set_override(coll::CollKind::allreduce, env_or_empty("BRAID_ALLREDUCE_ALGO"));
-  comm->selection.set_override(coll::CollKind::broadcast, env_or_empty("BRAID_BROADCAST_ALGO"));
+  comm->selection.set_overrides_from_environment();
   comm->world = create_world(env);
   const EnvConfig &config = comm->world->config;
   comm->rank = config.rank;

@@ -36,9 +36,12 @@ std::string difference(int a, const CallSignature &x, int b, const CallSignature
     return cat("rank ", a, " passed op ", op_text(x.op), ", rank ", b, " passed ", op_text(y.op));
   if (x.root != y.root)
     return cat("rank ", a, " passed root ", x.root, ", rank ", b, " passed root ", y.root);
-  if (x.algorithm != y.algorithm && !x.algorithm.empty() && !y.algorithm.empty())
+  if (x.algorithm != y.algorithm && !x.algorithm.empty() && !y.algorithm.empty()) {
+    const coll::KindInfo *info = coll::find_kind(x.kind);
     return cat("rank ", a, " selected ", x.algorithm, ", rank ", b, " selected ", y.algorithm,
-               " (BRAID_ALLREDUCE_ALGO and BRAID_BROADCAST_ALGO must be the same on every rank)");
+               " (", info ? info->override_var : "BRAID_<KIND>_ALGO",
+               " must be the same on every rank)");
+  }
   return "";
 }
 
@@ -51,8 +54,9 @@ std::string latest_call(const ctl::RankAnswer &a) {
 }  // namespace
 
 std::string call_name(const CallSignature &sig) {
-  if (sig.kind > static_cast<uint32_t>(coll::CollKind::barrier)) return cat("call #", sig.seq);
-  return cat(coll::kind_name(static_cast<coll::CollKind>(sig.kind)), " #", sig.seq);
+  const coll::KindInfo *info = coll::find_kind(sig.kind);
+  if (info == nullptr) return cat("call #", sig.seq);
+  return cat(info->name, " #", sig.seq);
 }
 
 std::vector<std::string> call_differences(int me, const std::vector<ctl::RankAnswer> &answers) {

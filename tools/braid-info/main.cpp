@@ -22,8 +22,8 @@ void usage() {
       "  nodes and buffer placement, the transport BRAID_TRANSPORT selects, and\n"
       "  the algorithm selection table.\n"
       "  --explain [RANKS]  also print the algorithm chosen per message size for RANKS ranks\n"
-      "                     (default: BRAID_SIZE, else 4), honouring BRAID_ALLREDUCE_ALGO and\n"
-      "                     BRAID_BROADCAST_ALGO.\n"
+      "                     (default: BRAID_SIZE, else 4), honouring the BRAID_<KIND>_ALGO\n"
+      "                     overrides (BRAID_ALLREDUCE_ALGO, ...).\n"
       "  --nodes N          the RANKS ranks are spread evenly over N nodes (default 1: all on\n"
       "                     one node, where the node-local shared-memory path is chosen unless\n"
       "                     BRAID_INTRANODE=off; N = RANKS: one rank per node).");
@@ -88,10 +88,7 @@ int main(int argc, char **argv) {
       std::printf("BRAID_TRANSPORT=%s selects nothing: %s\n", req.c_str(), f.what());
     }
     auto table = coll::SelectionTable::defaults();
-    const char *ar = std::getenv("BRAID_ALLREDUCE_ALGO");
-    const char *bc = std::getenv("BRAID_BROADCAST_ALGO");
-    table.set_override(coll::CollKind::allreduce, ar ? ar : "");
-    table.set_override(coll::CollKind::broadcast, bc ? bc : "");
+    table.set_overrides_from_environment();
     std::printf("algorithms:\n");
     for (const auto &a : coll::all_algorithms())
       std::printf("  %-10s %-20s %s\n", coll::kind_name(a.kind), a.name, a.summary);

@@ -1,0 +1,21 @@
+// What braid-info --explain says about the path a node-local call of a given size takes inside
+// its algorithm. Only constants, no engine: braid-bench compiles it with the selection table.
+#include "intranode/algorithms.hpp"
+#include "intranode/direct.hpp"
+#include "intranode/node_phases.hpp"
+
+namespace braid::coll {
+
+const char *allreduce_shm_note(size_t bytes) {
+  const bool small = bytes <= kSmallReduceBytes;
+  if (bytes < kDirectMinBytes)
+    return small ? " [every rank reduces all slots]" : " [pipelined reduce-scatter + gather]";
+  return small ? " [every rank reduces all slots] [zero-copy on braid_mem_alloc buffers]"
+               : " [pipelined reduce-scatter + gather] [zero-copy on braid_mem_alloc buffers]";
+}
+
+const char *broadcast_shm_note(size_t bytes) {
+  return bytes >= kDirectMinBytes ? " [zero-copy on braid_mem_alloc buffers]" : "";
+}
+
+}  // namespace braid::coll
