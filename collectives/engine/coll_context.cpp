@@ -13,14 +13,15 @@ namespace braid::coll {
 using detail::fail;
 
 CollContext::CollContext(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
-                         uint64_t tag_base, double timeout_s)
+                         uint64_t tag_base, double timeout_s, const int *members)
     : transport_(transport),
       scratch_(scratch),
       rank_(rank),
       size_(size),
       tag_base_(tag_base),
       timeout_s_(timeout_s),
-      max_message_(transport.props().max_message) {}
+      max_message_(transport.props().max_message),
+      members_(members) {}
 
 CollContext::~CollContext() {
   cancel_all();
@@ -28,7 +29,8 @@ CollContext::~CollContext() {
 
 OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
   if (branched_) claim_ops();
-  peer = world_peer(peer);
+  peer = comm_peer(peer);
+  const int to = transport_peer(peer);
   Op op{peer, true, step, bytes, 0, {}};
   const auto *p = static_cast<const char *>(buf);
   // Inside braid-allocated memory (braid_mem_alloc, scratch): registered once per communicator.
@@ -37,7 +39,7 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
   size_t offset = 0;
   do {
     size_t n = std::min(bytes - offset, max_message_);
-    op.pending.push_back(transport_.isend(peer, tag(step), p + offset, n, mr));
+    op.pending.push_back(transport_.isend(to, tag(step), p + offset, n, mr));
     offset += n;
   } while (offset < bytes);
   ops_.push_back(std::move(op));
@@ -47,14 +49,15 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
 
 OpId CollContext::recv(int peer, void *buf, size_t bytes, uint32_t step) {
   if (branched_) claim_ops();
-  peer = world_peer(peer);
+  peer = comm_peer(peer);
+  const int from = transport_peer(peer);
   Op op{peer, false, step, bytes, 0, {}};
   auto *p = static_cast<char *>(buf);
   braid_transport_mr_t mr = bytes > 0 ? transport_.registration(buf, bytes) : nullptr;
   size_t offset = 0;
   do {
     size_t n = std::min(bytes - offset, max_message_);
-    op.pending.push_back(transport_.irecv(peer, tag(step), p + offset, n, mr));
+    op.pending.push_back(transport_.irecv(from, tag(step), p + offset, n, mr));
     offset += n;
   } while (offset < bytes);
   ops_.push_back(std::move(op));
@@ -243,7 +246,7 @@ void CollContext::fail_wait(const Wait &w, double waited) const {
 void CollContext::cancel_all(int failed_peer) noexcept {
   for (Op &op : ops_) {
     for (braid_transport_req_t req : op.pending) {
-      if (op.is_send || op.peer == failed_peer)
+      if (op.is_send || transport_peer(op.peer) == failed_peer)
         transport_.abandon(req);
       else
         transport_.cancel(req);

@@ -41,8 +41,9 @@ class CollContext {
  public:
   using Clock = std::chrono::steady_clock;
 
+  // `members[r]`: the transport's rank of communicator rank r (null: the same numbers).
   CollContext(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
-              uint64_t tag_base, double timeout_s);
+              uint64_t tag_base, double timeout_s, const int *members = nullptr);
   CollContext(const CollContext &) = delete;
   CollContext &operator=(const CollContext &) = delete;
   ~CollContext();
@@ -121,13 +122,13 @@ class CollContext {
   // Throws Failure(BRAID_ERR_TIMEOUT) naming the peer waited for when the wait is too long.
   void check_deadline() const;
   // Ends every outstanding request, so buffers may be released: receives are cancelled (the
-  // plugin waits until it no longer writes into them), except those from `failed_peer`, a rank
-  // whose process is gone; sends are abandoned (see Transport::abandon).
+  // plugin waits until it no longer writes into them), except those from `failed_peer`, a transport
+  // rank whose process is gone; sends are abandoned (see Transport::abandon).
   void cancel_all(int failed_peer = -1) noexcept;
 
  private:
   struct Op {
-    int peer;
+    int peer;  // communicator rank, as errors name it
     bool is_send;
     uint32_t step;
     size_t bytes;
@@ -155,7 +156,9 @@ class CollContext {
   [[noreturn]] void fail_wait(const Wait &w, double waited) const;
   const FlagWait *branched_blocked_on_flag() const;
   void claim_ops();
-  int world_peer(int peer) const { return group_ ? group_[peer] : peer; }
+  // The communicator rank of a peer named by the algorithm (group_ maps group members).
+  int comm_peer(int peer) const { return group_ ? group_[peer] : peer; }
+  int transport_peer(int comm_rank) const { return members_ ? members_[comm_rank] : comm_rank; }
   // After wait_all every id is consumed, so the table restarts and stays small.
   void resumed(OpId id) {
     if (id == kAll) ops_.clear();
@@ -181,6 +184,7 @@ class CollContext {
   int ops_branch_ = -1;  // the branch that sends and receives while branches run
   NodeChannel *node_ = nullptr;
   const int *group_ = nullptr;
+  const int *members_ = nullptr;
   int group_size_ = 0;
   int group_rank_ = 0;
 };

@@ -13,8 +13,8 @@ std::string CallLabel::str() const {
 
 Collective::Collective(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
                        uint64_t tag_base, double timeout_s, CallLabel label, AlgorithmFn algorithm,
-                       CollArgs args, NodeChannel *node)
-    : label_(label), ctx_(transport, scratch, rank, size, tag_base, timeout_s) {
+                       CollArgs args, NodeChannel *node, const int *members)
+    : label_(label), ctx_(transport, scratch, rank, size, tag_base, timeout_s, members) {
   ctx_.set_node(node);
   ctx_.set_seq(label.seq);
   task_ = algorithm(ctx_, args);

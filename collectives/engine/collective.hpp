@@ -29,7 +29,7 @@ class Collective {
  public:
   Collective(detail::Transport &transport, ScratchPool &scratch, int rank, int size,
              uint64_t tag_base, double timeout_s, CallLabel label, AlgorithmFn algorithm,
-             CollArgs args, NodeChannel *node = nullptr);
+             CollArgs args, NodeChannel *node = nullptr, const int *members = nullptr);
   Collective(const Collective &) = delete;
   Collective &operator=(const Collective &) = delete;
 
@@ -37,7 +37,8 @@ class Collective {
   // message completed or the algorithm moved on, so waiters know whether to back off.
   bool advance(bool *progressed);
   // Ends the collective with a failure that is not tied to one of its messages.
-  // `failed_peer`: a rank whose process is gone (its messages are abandoned, not cancelled).
+  // `failed_peer`: a transport rank whose process is gone (its messages are abandoned, not
+  // cancelled).
   void abort(braid_result_t result, const std::string &why, int failed_peer = -1);
   // Replaces the outcome of a finished collective with a better explanation of its failure.
   void rewrite(braid_result_t result, std::string message) {

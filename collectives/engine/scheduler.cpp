@@ -48,17 +48,28 @@ uint64_t signature_hash(const CollArgs &a) {
 }  // namespace
 
 Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double timeout_s,
-                     bool oversubscribed, int numa_node, NodeChannel *node)
+                     bool oversubscribed, int numa_node, NodeChannel *node, const int *members,
+                     uint32_t context)
     : transport_(transport),
       rank_(rank),
       size_(size),
       timeout_s_(timeout_s),
       seq_bits_(0),
       oversubscribed_(oversubscribed),
-      sig_bits_(transport.props().tag_bits >= kStepBits + 16 + kSigBits ? kSigBits : 0),
+      sig_bits_(0),
       node_(node),
+      members_(members),
+      context_part_(0),
       scratch_(numa_node) {
-  seq_bits_ = std::min(24u, transport.props().tag_bits - kStepBits - sig_bits_);
+  // Tag layout, low to high: step (16 bits), signature, sequence number, context id. 64-bit
+  // tags (verbs) have room for all; UCX's 44 keep an 8-bit signature and a 10-bit sequence
+  // number; a 32-bit plugin drops the signature.
+  const unsigned room = transport.props().tag_bits - kStepBits - kContextBits;
+  sig_bits_ = room >= kSigBits + 10 ? kSigBits : 0;
+  seq_bits_ = std::min(24u, room - sig_bits_);
+  if (context >= kMaxContexts)
+    detail::fail(BRAID_ERR_INTERNAL, "context id ", context, " is not below ", kMaxContexts);
+  context_part_ = static_cast<uint64_t>(context) << (kStepBits + sig_bits_ + seq_bits_);
 }
 
 std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn algorithm,
@@ -66,10 +77,10 @@ std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn
   // Sequence numbers wrap; only collectives this far apart in flight at once could collide.
   const uint64_t seq_part = seq & ((uint64_t{1} << seq_bits_) - 1);
   const uint64_t sig_part = signature_hash(args) & ((uint64_t{1} << sig_bits_) - 1);
-  const uint64_t tag_base = ((seq_part << sig_bits_) | sig_part) << kStepBits;
+  const uint64_t tag_base = context_part_ | (((seq_part << sig_bits_) | sig_part) << kStepBits);
   started_ = std::max(started_, seq + 1);
   auto c = std::make_shared<Collective>(transport_, scratch_, rank_, size_, tag_base, timeout_s_,
-                                        label, algorithm, args, node_);
+                                        label, algorithm, args, node_, members_);
   bool progressed = false;
   if (!c->advance(&progressed)) active_.push_back(c);
   return c;
@@ -218,6 +229,7 @@ void Scheduler::wait(Collective &c) {
     if (idle_since == Clock::time_point{}) idle_since = now;
     const auto idle = now - idle_since;
     if (idle < spin_for) continue;
+    if (idle_hook_) idle_hook_();
     if (idle < kYieldFor) {
       sched_yield();
       continue;

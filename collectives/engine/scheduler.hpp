@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -20,8 +21,19 @@ class Scheduler {
   // rank yields at once instead of spinning, because the peer it waits for needs the core.
   // `numa_node`: the rank's node, where scratch buffers go (-1: not bound). `node`: the node's
   // shared-memory channel handed to every collective (null: none).
+  // `members`: the transport rank of every communicator rank (null: the same numbers);
+  // `context`: the communicator's context id, below kMaxContexts, carried in every tag so that
+  // communicators sharing the transport never match each other's messages.
   Scheduler(detail::Transport &transport, int rank, int size, double timeout_s, bool oversubscribed,
-            int numa_node = -1, NodeChannel *node = nullptr);
+            int numa_node = -1, NodeChannel *node = nullptr, const int *members = nullptr,
+            uint32_t context = 0);
+  static constexpr unsigned kContextBits = 10;
+  static constexpr uint32_t kMaxContexts = 1u << kContextBits;
+  // The node channel, once the communicator has set it up (collectives started later use it).
+  void set_node(NodeChannel *node) { node_ = node; }
+  // Called while a wait is idle, so that collectives of other communicators of this process
+  // progress too (a peer may need them before it can serve the one waited for).
+  void set_idle_hook(std::function<void()> hook) { idle_hook_ = std::move(hook); }
 
   // Starts a collective: its first step runs now. `seq` is the communicator's sequence number
   // of this call, which all ranks agree on because they call collectives in the same order.
@@ -77,6 +89,9 @@ class Scheduler {
   void explain_failures(const std::vector<std::shared_ptr<Collective>> &finished);
   void suspect_stall(std::chrono::steady_clock::time_point now);
   NodeChannel *node_;
+  const int *members_;
+  uint64_t context_part_;
+  std::function<void()> idle_hook_;
   unsigned passes_ = 0;
   ScratchPool scratch_;  // declared before active_: outlives the collectives using it
   std::vector<std::shared_ptr<Collective>> active_;

@@ -76,23 +76,36 @@ BRAID_API braid_result_t braid_init(int *argc, char ***argv, braid_comm_t *world
 /* Releases the world communicator and the transport. Outstanding requests are abandoned. */
 BRAID_API braid_result_t braid_finalize(void);
 
-BRAID_API int braid_comm_rank(braid_comm_t comm);                /* -1 for an invalid communicator */
-BRAID_API int braid_comm_size(braid_comm_t comm);                /* -1 for an invalid communicator */
-BRAID_API const char *braid_comm_transport(braid_comm_t comm);   /* "ucx", "verbs", ... */
+/* Communicators. split is collective over `comm`: ranks with the same color form one new
+ * communicator, ordered by (key, rank in comm); color BRAID_UNDEFINED gives *newcomm = NULL, any
+ * other negative color is BRAID_ERR_INVALID_ARGUMENT. dup is a split with one color and the same
+ * order. Neither opens transport connections: a child shares its parent's endpoints, with a
+ * context of its own so that its messages never match another communicator's. free of a
+ * communicator with requests outstanding, or of the world, is BRAID_ERR_INVALID_ARGUMENT;
+ * braid_finalize frees every communicator still alive. */
+#define BRAID_UNDEFINED (-32766)
+BRAID_API braid_result_t braid_comm_split(braid_comm_t comm, int color, int key,
+                                          braid_comm_t *newcomm);
+BRAID_API braid_result_t braid_comm_dup(braid_comm_t comm, braid_comm_t *newcomm);
+BRAID_API braid_result_t braid_comm_free(braid_comm_t *comm); /* sets *comm = NULL */
+
+BRAID_API int braid_comm_rank(braid_comm_t comm);              /* -1 for an invalid communicator */
+BRAID_API int braid_comm_size(braid_comm_t comm);              /* -1 for an invalid communicator */
+BRAID_API const char *braid_comm_transport(braid_comm_t comm); /* "ucx", "verbs", ... */
 
 BRAID_API braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
-                               braid_dtype_t dtype, braid_op_t op, braid_comm_t comm);
+                                         braid_dtype_t dtype, braid_op_t op, braid_comm_t comm);
 BRAID_API braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
-                               braid_comm_t comm);
+                                         braid_comm_t comm);
 BRAID_API braid_result_t braid_barrier(braid_comm_t comm);
 
 /* Non-blocking forms: several may be outstanding at once on one communicator. The buffers
  * belong to braid until the request completes. */
 BRAID_API braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
-                                braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
-                                braid_request_t *req);
+                                          braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
+                                          braid_request_t *req);
 BRAID_API braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
-                                braid_comm_t comm, braid_request_t *req);
+                                          braid_comm_t comm, braid_request_t *req);
 /* When done, frees *req and sets it NULL; the result is the collective's. */
 BRAID_API braid_result_t braid_test(braid_request_t *req, int *done);
 /* Frees *req and sets it NULL; the result is the collective's. */
@@ -101,8 +114,8 @@ BRAID_API braid_result_t braid_wait(braid_request_t *req);
 /* Counters of a communicator's transport (messages and bytes by protocol, receives posted, SRQ
  * limit events, credit stalls, registered memory, ... as the transport defines them) followed by
  * braid's own ("intranode_zero_copy_calls": node-local collectives done in place on
- * braid_mem_alloc buffers; "collectives_started", always last). Copies up to *n into out and sets *n to the number
- * available; call with *n = 0 to size the array. */
+ * braid_mem_alloc buffers; "collectives_started", always last). Copies up to *n into out and sets
+ * *n to the number available; call with *n = 0 to size the array. */
 typedef struct braid_counter {
   char name[48];
   uint64_t value;
@@ -117,9 +130,12 @@ BRAID_API braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t 
  * work on each other's such buffers in place (the memory is a shared memfd: a child process
  * forked after the call shares it rather than copying it). Needs no braid_init. */
 #define BRAID_NUMA_LOCAL (-1)
-BRAID_API braid_result_t braid_mem_alloc(size_t bytes, int numa_node, void **ptr); /* pages bound to that node; BRAID_NUMA_LOCAL = the calling rank's node */
+BRAID_API braid_result_t braid_mem_alloc(
+    size_t bytes, int numa_node,
+    void **ptr); /* pages bound to that node; BRAID_NUMA_LOCAL = the calling rank's node */
 BRAID_API braid_result_t braid_mem_free(void *ptr); /* NULL is a no-op */
-BRAID_API int braid_comm_numa_node(braid_comm_t comm); /* node this rank is bound to, -1 if unbound or unknown */
+BRAID_API int braid_comm_numa_node(
+    braid_comm_t comm); /* node this rank is bound to, -1 if unbound or unknown */
 
 BRAID_API const char *braid_strerror(braid_result_t r);
 /* This thread's detailed message for its last failure ("" if none). */

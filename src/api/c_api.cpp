@@ -20,8 +20,34 @@ using braid::detail::Failure;
 
 namespace {
 
-std::mutex g_mutex;  // guards g_world against concurrent init/finalize
-std::unique_ptr<braid_comm_s> g_world;
+std::mutex g_mutex;  // guards g_process and the handle pool against concurrent init/finalize/free
+std::unique_ptr<braid::detail::Process> g_process;
+// Communicator handles are never freed before exit: a freed one is marked dead and reused, so
+// a stale handle (freed, or from before finalize) is recognised rather than read after free.
+std::vector<std::unique_ptr<braid_comm_s>> g_handles;
+
+braid_comm_s *new_handle(braid::detail::Comm *comm) {
+  for (const auto &h : g_handles)
+    if (h->comm == nullptr) {
+      h->comm = comm;
+      h->magic.store(braid_comm_s::kLive, std::memory_order_release);
+      return h.get();
+    }
+  g_handles.push_back(std::make_unique<braid_comm_s>());
+  g_handles.back()->comm = comm;
+  g_handles.back()->magic.store(braid_comm_s::kLive, std::memory_order_release);
+  return g_handles.back().get();
+}
+
+void retire_handle(braid_comm_s *h) {
+  h->magic.store(0, std::memory_order_release);
+  h->comm = nullptr;
+}
+
+bool live(braid_comm_t comm) {
+  return comm != nullptr && comm->magic.load(std::memory_order_acquire) == braid_comm_s::kLive;
+}
+
 thread_local std::string g_last_error;
 
 braid_result_t record(braid_result_t code, std::string message) {
@@ -44,23 +70,35 @@ braid_result_t guarded(F &&body) {
   }
 }
 
-braid_comm_s &checked(braid_comm_t comm) {
-  if (comm == nullptr || comm != g_world.get())
+braid::detail::Comm &checked(braid_comm_t comm) {
+  if (!live(comm))
     braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
                         comm == nullptr ? "communicator is NULL"
-                                        : "communicator is not valid (finalized or never created)");
-  return *comm;
+                                        : "communicator is not valid (freed, finalized or never "
+                                          "created)");
+  return *comm->comm;
 }
 
-braid_request_t make_request(braid_comm_s &comm,
+braid_request_t make_request(braid_comm_t handle, braid::detail::Comm &comm,
                              std::shared_ptr<braid::coll::Collective> collective) {
-  return new braid_request_s{&comm, std::move(collective)};
+  auto *r = new braid_request_s{handle, &comm, std::move(collective)};
+  ++comm.open_requests;
+  return r;
+}
+
+// The request's communicator, checked to be alive still.
+braid::detail::Comm &request_comm(braid_request_t r) {
+  if (!live(r->handle) || r->handle->comm != r->comm)
+    braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
+                        "the request's communicator is not valid any more (finalized)");
+  return *r->comm;
 }
 
 // Reports a finished request's outcome and frees it.
 braid_result_t complete(braid_request_t *req) {
   braid_request_t r = *req;
   *req = nullptr;
+  if (live(r->handle) && r->handle->comm == r->comm) --r->comm->open_requests;
   braid_result_t rc = BRAID_SUCCESS;
   std::string message;
   if (r->collective && r->collective->result() != BRAID_SUCCESS) {
@@ -81,33 +119,36 @@ braid_result_t braid_init(int *argc, char ***argv, braid_comm_t *world) {
   std::lock_guard lock(g_mutex);
   return guarded([&] {
     if (world == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "world is NULL");
-    if (g_world) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_init called twice");
-    g_world = braid::detail::create_comm(braid::detail::process_env());
-    *world = g_world.get();
+    if (g_process) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_init called twice");
+    g_process = braid::detail::create_process(braid::detail::process_env());
+    *world = new_handle(&g_process->world_comm());
   });
 }
 
 braid_result_t braid_finalize(void) {
   std::lock_guard lock(g_mutex);
   return guarded([&] {
-    if (!g_world) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_finalize without init");
-    std::unique_ptr<braid_comm_s> world = std::move(g_world);
+    if (!g_process) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_finalize without init");
+    std::unique_ptr<braid::detail::Process> process = std::move(g_process);
+    for (const auto &h : g_handles) retire_handle(h.get());
+    braid::detail::World &world = *process->world;
     if (braid::detail::log_threshold() >= braid::detail::LogLevel::info) {
       std::string counters;
-      for (const auto &c : world->world->transport->counters())
+      for (const auto &c : world.transport->counters())
         counters += braid::detail::cat(" ", c.name, "=", c.value);
-      braid::detail::log(braid::detail::LogLevel::info, world->world->transport->name(),
-                         " counters:", counters, "; collectives started: ", world->next_seq);
+      braid::detail::log(braid::detail::LogLevel::info, world.transport->name(),
+                         " counters:", counters,
+                         "; collectives started: ", process->world_comm().next_seq);
     }
     // Every rank reaches finalize before any transport goes away, so no message still in flight
     // to a peer is cut off. A failed peer must not keep the others from finishing: the control
     // plane counts a failed rank as having left, and the wait is bounded by BRAID_TIMEOUT.
     try {
-      if (world->control) {
-        const std::string why = world->control->leave(world->world->config.timeout_s);
+      if (process->control) {
+        const std::string why = process->control->leave(world.config.timeout_s);
         if (!why.empty()) braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", why);
       } else {
-        world->world->bootstrap->barrier();
+        world.bootstrap->barrier();
       }
     } catch (const Failure &f) {
       braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", f.message());
@@ -115,28 +156,72 @@ braid_result_t braid_finalize(void) {
   });
 }
 
+braid_result_t braid_comm_split(braid_comm_t comm, int color, int key, braid_comm_t *newcomm) {
+  return guarded([&] {
+    if (newcomm == nullptr)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_split: newcomm is NULL");
+    *newcomm = nullptr;
+    braid::detail::Comm *child = braid::detail::split(checked(comm), color, key);
+    if (child == nullptr) return;
+    std::lock_guard lock(g_mutex);
+    *newcomm = new_handle(child);
+  });
+}
+
+braid_result_t braid_comm_dup(braid_comm_t comm, braid_comm_t *newcomm) {
+  return guarded([&] {
+    if (newcomm == nullptr)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_dup: newcomm is NULL");
+    *newcomm = nullptr;
+    braid::detail::Comm &parent = checked(comm);
+    braid::detail::Comm *child = braid::detail::split(parent, 0, parent.rank);
+    std::lock_guard lock(g_mutex);
+    *newcomm = new_handle(child);
+  });
+}
+
+braid_result_t braid_comm_free(braid_comm_t *comm) {
+  return guarded([&] {
+    if (comm == nullptr)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_free: comm is NULL");
+    braid::detail::Comm &c = checked(*comm);
+    if (c.context == 0)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
+                          "braid_comm_free: the world communicator is freed by braid_finalize");
+    if (c.open_requests != 0)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_free: rank ", c.rank, " has ",
+                          c.open_requests,
+                          " non-blocking requests on this communicator not yet completed "
+                          "(braid_wait or braid_test them first)");
+    std::lock_guard lock(g_mutex);
+    retire_handle(*comm);
+    c.process.destroy(&c);
+    *comm = nullptr;
+  });
+}
+
 int braid_comm_rank(braid_comm_t comm) {
-  return comm != nullptr && comm == g_world.get() ? comm->rank : -1;
+  return live(comm) ? comm->comm->rank : -1;
 }
 
 int braid_comm_size(braid_comm_t comm) {
-  return comm != nullptr && comm == g_world.get() ? comm->size : -1;
+  return live(comm) ? comm->comm->size : -1;
 }
 
 const char *braid_comm_transport(braid_comm_t comm) {
-  if (comm == nullptr || comm != g_world.get()) return nullptr;
-  return comm->world->transport->name().c_str();
+  if (!live(comm)) return nullptr;
+  return comm->comm->process.world->transport->name().c_str();
 }
 
 braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size_t *n) {
   return guarded([&] {
-    braid_comm_s &c = checked(comm);
+    braid::detail::Comm &c = checked(comm);
     if (n == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_counters: n is NULL");
     if (*n > 0 && out == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
                           "braid_comm_counters: out is NULL with *n = ", *n);
-    std::vector<braid_transport_counter_t> all = c.world->transport->counters();
+    std::vector<braid_transport_counter_t> all = c.process.world->transport->counters();
     braid_transport_counter_t direct{};
     std::snprintf(direct.name, sizeof direct.name, "intranode_zero_copy_calls");
     direct.value = c.node && c.node->channel ? c.node->channel->direct_calls() : 0;
@@ -158,7 +243,7 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
 braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                braid_dtype_t dtype, braid_op_t op, braid_comm_t comm) {
   return guarded([&] {
-    braid_comm_s &c = checked(comm);
+    braid::detail::Comm &c = checked(comm);
     braid::detail::finish(c, braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
   });
 }
@@ -166,14 +251,14 @@ braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
 braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
                                braid_comm_t comm) {
   return guarded([&] {
-    braid_comm_s &c = checked(comm);
+    braid::detail::Comm &c = checked(comm);
     braid::detail::finish(c, braid::detail::start_broadcast(c, buf, count, dtype, root));
   });
 }
 
 braid_result_t braid_barrier(braid_comm_t comm) {
   return guarded([&] {
-    braid_comm_s &c = checked(comm);
+    braid::detail::Comm &c = checked(comm);
     braid::detail::finish(c, braid::detail::start_barrier(c));
   });
 }
@@ -183,8 +268,9 @@ braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count
                                 braid_request_t *req) {
   return guarded([&] {
     if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "iallreduce: req is NULL");
-    braid_comm_s &c = checked(comm);
-    *req = make_request(c, braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
+    braid::detail::Comm &c = checked(comm);
+    *req = make_request(comm, c,
+                        braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
   });
 }
 
@@ -192,8 +278,8 @@ braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, in
                                 braid_comm_t comm, braid_request_t *req) {
   return guarded([&] {
     if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "ibroadcast: req is NULL");
-    braid_comm_s &c = checked(comm);
-    *req = make_request(c, braid::detail::start_broadcast(c, buf, count, dtype, root));
+    braid::detail::Comm &c = checked(comm);
+    *req = make_request(comm, c, braid::detail::start_broadcast(c, buf, count, dtype, root));
   });
 }
 
@@ -205,7 +291,7 @@ braid_result_t braid_test(braid_request_t *req, int *done) {
     braid_request_t r = *req;
     *done = 0;
     if (r->collective && !r->collective->finished()) {
-      checked(r->comm).scheduler->progress();
+      request_comm(r).scheduler->progress();
     }
     finished = !r->collective || r->collective->finished();
   });
@@ -219,7 +305,7 @@ braid_result_t braid_wait(braid_request_t *req) {
     if (req == nullptr || *req == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_wait: NULL request");
     braid_request_t r = *req;
-    if (r->collective) checked(r->comm).scheduler->wait(*r->collective);
+    if (r->collective) request_comm(r).scheduler->wait(*r->collective);
   });
   if (rc != BRAID_SUCCESS) return rc;
   return complete(req);
@@ -233,7 +319,7 @@ braid_result_t braid_mem_alloc(size_t bytes, int numa_node, void **ptr) {
     int rank_node = -1;
     {
       std::lock_guard lock(g_mutex);
-      rank_node = g_world ? g_world->world->numa_node : -2;
+      rank_node = g_process ? g_process->world->numa_node : -2;
     }
     // Before braid_init the rank's node is its current CPU binding's.
     if (rank_node == -2) rank_node = braid::detail::Topology::get().bound_node();
@@ -246,7 +332,7 @@ braid_result_t braid_mem_free(void *ptr) {
 }
 
 int braid_comm_numa_node(braid_comm_t comm) {
-  return comm != nullptr && comm == g_world.get() ? comm->world->numa_node : -1;
+  return live(comm) ? comm->comm->process.world->numa_node : -1;
 }
 
 const char *braid_strerror(braid_result_t r) {

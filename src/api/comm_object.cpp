@@ -14,7 +14,7 @@
 namespace braid::detail {
 namespace {
 
-size_t checked_bytes(braid_comm_s &comm, const char *what, size_t count, int dtype) {
+size_t checked_bytes(Comm &comm, const char *what, size_t count, int dtype) {
   if (!coll::dtype_valid(dtype))
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": unknown dtype ", dtype);
   const size_t es = coll::dtype_size(static_cast<braid_dtype_t>(dtype));
@@ -26,39 +26,39 @@ size_t checked_bytes(braid_comm_s &comm, const char *what, size_t count, int dty
 
 // Records the call for the control plane (what the other ranks are told when they ask), after
 // refusing to start anything once a rank is known to be gone: it could never complete.
-void publish(braid_comm_s &comm, const coll::CallLabel &label, const coll::CollArgs &args) {
-  if (!comm.control) return;
+void publish(Comm &comm, const coll::CallLabel &label, const coll::CollArgs &args) {
+  if (!comm.watch) return;
   comm.scheduler->check_peers();
-  if (comm.control->failed())
-    fail(BRAID_ERR_PEER_FAILED, label.str(), ": ", comm.control->failure_text());
+  if (comm.watch->peer_failed())
+    fail(BRAID_ERR_PEER_FAILED, label.str(), ": ", comm.watch->peer_failure());
   if (!comm.scheduler->out_of_step().empty())
     fail(BRAID_ERR_MISMATCH, label.str(), ": ", comm.scheduler->out_of_step());
   // A disagreement reported about this very call before this rank reached it.
-  if (comm.control->notice_generation() != 0)
-    if (auto text = comm.control->notice_for(label.seq))
+  if (comm.watch->notice_generation() != 0)
+    if (auto text = comm.watch->notice_for(label.seq))
       fail(BRAID_ERR_MISMATCH, label.str(), ": ", *text);
-  comm.control->calls().publish(label.seq, static_cast<uint32_t>(args.kind), args.count,
-                                static_cast<int32_t>(args.dtype), static_cast<int32_t>(args.op),
-                                args.root, label.algorithm);
+  comm.calls.publish(label.seq, static_cast<uint32_t>(args.kind), args.count,
+                     static_cast<int32_t>(args.dtype), static_cast<int32_t>(args.op), args.root,
+                     label.algorithm);
 }
 
 // A call with nothing to send still takes its sequence number and is published, so a rank
 // that passed 0 elements where the others passed more is named in their mismatch error.
-std::shared_ptr<coll::Collective> empty_call(braid_comm_s &comm, const coll::CollArgs &args) {
+std::shared_ptr<coll::Collective> empty_call(Comm &comm, const coll::CollArgs &args) {
   if (comm.size == 1) return nullptr;
   const coll::CallLabel label{args.kind, comm.next_seq++, "", comm.rank, comm.size, 0};
   publish(comm, label, args);
   return nullptr;
 }
 
-std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args) {
+std::shared_ptr<coll::Collective> launch(Comm &comm, coll::CollArgs args) {
   const coll::Topology &where = comm.node->topology;
-  braid_comm_s::LastChoice &last = comm.last_choice;
+  Comm::LastChoice &last = comm.last_choice;
+  const coll::SelectionTable &selection = comm.process.selection;
   if (last.kind != args.kind || last.bytes != args.bytes() || last.count != args.count) {
-    last.choice = comm.selection.choose(args.kind, args.bytes(), args.count, where);
+    last.choice = selection.choose(args.kind, args.bytes(), args.count, where);
     last.inner = last.choice.algorithm->takes_inner
-                     ? comm.selection.choose_among_leaders(args.kind, args.bytes(), args.count,
-                                                           where)
+                     ? selection.choose_among_leaders(args.kind, args.bytes(), args.count, where)
                      : coll::Choice{};
     last.kind = args.kind;
     last.bytes = args.bytes();
@@ -79,52 +79,46 @@ std::shared_ptr<coll::Collective> launch(braid_comm_s &comm, coll::CollArgs args
   return comm.scheduler->start(label, choice.algorithm->fn, args, seq);
 }
 
-// Cores this process may run on (its affinity mask), not the machine's total: a job bound to
-// fewer cores is oversubscribed sooner.
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return CPU_COUNT(&set);
-}
-
-// Ranks competing for this rank's cores: braidrun's BRAID_BIND_SHARERS when it bound the rank
-// (a rank bound to a core of its own has one usable core and is still not oversubscribed),
-// else every rank on the host.
-bool oversubscribed(int local_size) {
-  const char *sharers = std::getenv("BRAID_BIND_SHARERS");
-  const int n = sharers ? std::atoi(sharers) : 0;
-  return (n > 0 ? n : local_size) > usable_cores();
-}
-
 }  // namespace
 
-std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env) {
-  auto comm = std::make_unique<braid_comm_s>();
-  comm->selection = coll::SelectionTable::defaults();
-  // Overrides are validated before any network activity, so a typo fails fast on every rank.
-  comm->selection.set_overrides_from_environment();
-  comm->world = create_world(env);
-  const EnvConfig &config = comm->world->config;
-  comm->rank = config.rank;
-  comm->size = config.size;
-  // The node map uses the bootstrap, so it comes before the control plane takes its connections.
-  comm->node = setup_node(*comm->world->bootstrap, config, env, comm->world->numa_node);
-  // Ranks on this node: what the node map found (BRAID_LOCAL_SIZE may not be set).
-  const int local = std::max(config.local_size, comm->node->map.local_size());
-  comm->scheduler = std::make_unique<coll::Scheduler>(
-      *comm->world->transport, comm->rank, comm->size, config.timeout_s, oversubscribed(local),
-      comm->world->numa_node, comm->node->channel.get());
-  if (std::optional<bs::Star> star = comm->world->bootstrap->take_star()) {
-    comm->control = std::make_unique<ControlPlane>(std::move(*star), comm->rank, comm->size);
-    comm->watch = std::make_unique<ControlWatch>(*comm->control);
-    comm->scheduler->set_watch(comm->watch.get());
+Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_)
+    : process(p),
+      members(std::move(members_)),
+      rank(rank_),
+      size(static_cast<int>(members.size())),
+      context(context_) {
+  // Until attach_node: no node-local path, the flat algorithms only.
+  node = std::make_unique<CommNode>();
+  node->topology = coll::Topology::flat(size);
+  World &world = *p.world;
+  // The world's members are the transport's ranks: no translation on its data path.
+  const bool is_world = context == 0;
+  scheduler = std::make_unique<coll::Scheduler>(
+      *world.transport, rank, size, world.config.timeout_s, p.oversubscribed, world.numa_node,
+      nullptr, is_world ? nullptr : members.data(), context);
+  if (p.control) {
+    p.control->attach(context, &calls);
+    watch = std::make_unique<ControlWatch>(*p.control, context, members, rank);
+    scheduler->set_watch(watch.get());
   }
-  return comm;
+  scheduler->set_idle_hook([this] {
+    if (process.comms.size() > 1) process.progress_others(this);
+  });
 }
 
-std::shared_ptr<coll::Collective> start_allreduce(braid_comm_s &comm, const void *sendbuf,
-                                                  void *recvbuf, size_t count, int dtype, int op) {
+Comm::~Comm() {
+  scheduler.reset();
+  if (process.control) process.control->detach(context);
+}
+
+void Comm::attach_node(std::unique_ptr<CommNode> n) {
+  node = std::move(n);
+  scheduler->set_node(node->channel.get());
+  last_choice = LastChoice{};
+}
+
+std::shared_ptr<coll::Collective> start_allreduce(Comm &comm, const void *sendbuf, void *recvbuf,
+                                                  size_t count, int dtype, int op) {
   const size_t bytes = checked_bytes(comm, "allreduce", count, dtype);
   if (!coll::op_valid(op))
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": allreduce: unknown op ", op);
@@ -159,8 +153,8 @@ std::shared_ptr<coll::Collective> start_allreduce(braid_comm_s &comm, const void
   return launch(comm, args);
 }
 
-std::shared_ptr<coll::Collective> start_broadcast(braid_comm_s &comm, void *buf, size_t count,
-                                                  int dtype, int root) {
+std::shared_ptr<coll::Collective> start_broadcast(Comm &comm, void *buf, size_t count, int dtype,
+                                                  int root) {
   checked_bytes(comm, "broadcast", count, dtype);
   if (root < 0 || root >= comm.size)
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": broadcast: root ", root,
@@ -187,14 +181,14 @@ std::shared_ptr<coll::Collective> start_broadcast(braid_comm_s &comm, void *buf,
   return launch(comm, args);
 }
 
-std::shared_ptr<coll::Collective> start_barrier(braid_comm_s &comm) {
+std::shared_ptr<coll::Collective> start_barrier(Comm &comm) {
   if (comm.size == 1) return nullptr;
   coll::CollArgs args;
   args.kind = coll::CollKind::barrier;
   return launch(comm, args);
 }
 
-void finish(braid_comm_s &comm, const std::shared_ptr<coll::Collective> &c) {
+void finish(Comm &comm, const std::shared_ptr<coll::Collective> &c) {
   if (!c) return;
   comm.scheduler->wait(*c);
   if (c->result() != BRAID_SUCCESS) throw Failure(c->result(), c->message());

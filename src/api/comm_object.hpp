@@ -1,63 +1,89 @@
-// The objects behind the C handles: braid_comm_s (a world plus its collectives engine) and
-// braid_request_s (one non-blocking call). Validation happens here, before anything is sent,
-// so bad input fails at once on the calling rank and leaves the communicator usable.
+// The objects behind the C handles. Comm is a communicator: a view over the process-wide
+// context (its rank map, context id, call sequence, scheduler and node-local resources).
+// braid_comm_s is the handle an application holds; braid_request_s one non-blocking call.
+// Validation happens here, before anything is sent, so bad input fails at once on the calling
+// rank and leaves the communicator usable.
 #pragma once
 
 #include <braid/braid.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "comm/world.hpp"
-#include "control/control_plane.hpp"
+#include "api/comm_node.hpp"
+#include "api/process.hpp"
+#include "control/call_log.hpp"
 #include "control/control_watch.hpp"
 #include "engine/scheduler.hpp"
-#include "node/node_setup.hpp"
 #include "selection/selection.hpp"
-
-struct braid_comm_s {
-  std::unique_ptr<braid::detail::World> world;
-  // Before the scheduler: its collectives use the node's channel.
-  std::unique_ptr<braid::detail::NodeResources> node;
-  std::unique_ptr<braid::coll::Scheduler> scheduler;
-  braid::coll::SelectionTable selection;
-  // The last selection made: applications repeat the same call, and choosing costs a few
-  // percent of a 0.2 us node-local call. The table and topology never change after creation.
-  struct LastChoice {
-    braid::coll::CollKind kind = braid::coll::CollKind::barrier;
-    size_t bytes = SIZE_MAX;
-    size_t count = SIZE_MAX;
-    braid::coll::Choice choice;
-    braid::coll::Choice inner;
-  } last_choice;
-  uint64_t next_seq = 0;
-  int rank = 0;
-  int size = 1;
-  // Declared last, destroyed first: the scheduler keeps a pointer to the watch.
-  std::unique_ptr<braid::detail::ControlPlane> control;
-  std::unique_ptr<braid::detail::ControlWatch> watch;
-};
-
-struct braid_request_s {
-  braid_comm_s *comm = nullptr;
-  std::shared_ptr<braid::coll::Collective> collective;  // null for a call that had nothing to do
-};
 
 namespace braid::detail {
 
-// Builds the world from the environment and the selection table from its overrides.
-std::unique_ptr<braid_comm_s> create_comm(const EnvLookup &env);
+class Comm {
+ public:
+  // `members[r]`: the world rank of communicator rank r; this rank is `rank`.
+  Comm(Process &process, std::vector<int> members, int rank, uint32_t context);
+  Comm(const Comm &) = delete;
+  Comm &operator=(const Comm &) = delete;
+  ~Comm();
+
+  // Hands the communicator its node-local resources (collectives started later use them).
+  void attach_node(std::unique_ptr<CommNode> node);
+
+  Process &process;
+  const std::vector<int> members;
+  const int rank;
+  const int size;
+  const uint32_t context;
+  std::unique_ptr<CommNode> node;
+  // The last selection made: applications repeat the same call, and choosing costs a few
+  // percent of a 0.2 us node-local call. Reset when the topology changes.
+  struct LastChoice {
+    coll::CollKind kind = coll::CollKind::barrier;
+    size_t bytes = SIZE_MAX;
+    size_t count = SIZE_MAX;
+    coll::Choice choice;
+    coll::Choice inner;
+  } last_choice;
+  uint64_t next_seq = 0;
+  size_t open_requests = 0;  // non-blocking calls not yet completed through wait/test
+  CallLog calls;
+  std::unique_ptr<ControlWatch> watch;
+  // Declared last, destroyed first: its collectives use the node channel, the members and the
+  // watch.
+  std::unique_ptr<coll::Scheduler> scheduler;
+};
 
 // Validate, pick the algorithm and start. Throw Failure on bad input. Return the running
 // collective, or null when there is nothing to communicate (count 0, one rank).
-std::shared_ptr<coll::Collective> start_allreduce(braid_comm_s &comm, const void *sendbuf,
-                                                  void *recvbuf, size_t count, int dtype, int op);
-std::shared_ptr<coll::Collective> start_broadcast(braid_comm_s &comm, void *buf, size_t count,
-                                                  int dtype, int root);
-std::shared_ptr<coll::Collective> start_barrier(braid_comm_s &comm);
+std::shared_ptr<coll::Collective> start_allreduce(Comm &comm, const void *sendbuf, void *recvbuf,
+                                                  size_t count, int dtype, int op);
+std::shared_ptr<coll::Collective> start_broadcast(Comm &comm, void *buf, size_t count, int dtype,
+                                                  int root);
+std::shared_ptr<coll::Collective> start_barrier(Comm &comm);
 
 // Waits for a started collective and throws its failure.
-void finish(braid_comm_s &comm, const std::shared_ptr<coll::Collective> &c);
+void finish(Comm &comm, const std::shared_ptr<coll::Collective> &c);
+
+// Collective over `parent`: the members with the same color, ordered by (key, parent rank).
+// Null for color BRAID_UNDEFINED.
+Comm *split(Comm &parent, int color, int key);
 
 }  // namespace braid::detail
+
+// What the application holds. Handles outlive their communicators (they are pooled, never
+// freed before exit), so a stale handle is recognised instead of read after free.
+struct braid_comm_s {
+  static constexpr uint32_t kLive = 0xb4a1dc01;
+  std::atomic<uint32_t> magic{0};
+  braid::detail::Comm *comm = nullptr;
+};
+
+struct braid_request_s {
+  braid_comm_s *handle = nullptr;
+  braid::detail::Comm *comm = nullptr;
+  std::shared_ptr<braid::coll::Collective> collective;  // null for a call that had nothing to do
+};

@@ -36,6 +36,20 @@ struct CallLookup {
   CallSignature sig;
 };
 
+// The control plane names a call by a key that holds its communicator's context id above the
+// communicator's own sequence number, so one control plane serves every communicator.
+inline constexpr unsigned kCallKeySeqBits = 40;
+inline uint64_t call_key(uint32_t context, uint64_t seq) {
+  return (static_cast<uint64_t>(context) << kCallKeySeqBits) |
+         (seq & ((uint64_t{1} << kCallKeySeqBits) - 1));
+}
+inline uint32_t key_context(uint64_t key) {
+  return static_cast<uint32_t>(key >> kCallKeySeqBits);
+}
+inline uint64_t key_seq(uint64_t key) {
+  return key & ((uint64_t{1} << kCallKeySeqBits) - 1);
+}
+
 class CallLog {
  public:
   // Recent calls kept; far more than can be in flight at once.

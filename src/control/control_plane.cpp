@@ -60,6 +60,23 @@ int ControlPlane::failed_rank() const {
   return failed_rank_;
 }
 
+void ControlPlane::attach(uint32_t context, const CallLog *log) {
+  std::lock_guard lock(logs_mutex_);
+  logs_[context] = log;
+}
+
+void ControlPlane::detach(uint32_t context) {
+  std::lock_guard lock(logs_mutex_);
+  logs_.erase(context);
+}
+
+CallLookup ControlPlane::lookup(uint64_t key) const {
+  std::lock_guard lock(logs_mutex_);
+  auto it = logs_.find(key_context(key));
+  if (it == logs_.end()) return CallLookup{};
+  return it->second->lookup(key_seq(key));
+}
+
 void ControlPlane::wake() {
   uint64_t one = 1;
   // The counter only needs to become non-zero; a full counter is already a wake-up.
@@ -67,7 +84,7 @@ void ControlPlane::wake() {
 }
 
 std::optional<std::vector<ctl::RankAnswer>> ControlPlane::query(uint64_t seq, double timeout_s) {
-  if (size_ == 1) return std::vector<ctl::RankAnswer>{ctl::from_lookup(0, calls_.lookup(seq))};
+  if (size_ == 1) return std::vector<ctl::RankAnswer>{ctl::from_lookup(0, lookup(seq))};
   std::unique_lock lock(mutex_);
   if (done_ || root_gone_) return std::nullopt;
   const uint64_t id = next_request_++;
@@ -213,8 +230,7 @@ void ControlPlane::handle(Link &link, ctl::Message &&m) {
   if (rank_ != 0) {
     switch (m.type) {
       case MsgType::ask:
-        send(link,
-             {MsgType::answer, m.id, 0, 0, {}, {ctl::from_lookup(rank_, calls_.lookup(m.seq))}});
+        send(link, {MsgType::answer, m.id, 0, 0, {}, {ctl::from_lookup(rank_, lookup(m.seq))}});
         return;
       case MsgType::report:
         deliver(m.id, std::move(m.answers));
@@ -329,7 +345,7 @@ void ControlPlane::start_gather(int requester, uint64_t request_id, uint64_t seq
   g.answers.resize(size_);
   g.pending.assign(size_, false);
   g.deadline = bs::Deadline::after(kGatherSeconds);
-  g.answers[0] = ctl::from_lookup(0, calls_.lookup(seq));
+  g.answers[0] = ctl::from_lookup(0, lookup(seq));
   if (self_left_ && g.answers[0].state == ctl::RankAnswer::State::not_entered)
     g.answers[0].state = ctl::RankAnswer::State::left;
   for (int r = 1; r < size_; ++r) {
@@ -407,7 +423,8 @@ void ControlPlane::record_notice(uint64_t seq, const std::string &text) {
   {
     std::lock_guard lock(mutex_);
     if (!notices_.emplace(seq, text).second) return;
-    log(LogLevel::info, "control plane: notice about call #", seq, ": ", text);
+    log(LogLevel::info, "control plane: notice about call #", key_seq(seq), " of context ",
+        key_context(seq), ": ", text);
     // Only the recent past matters: a notice is for collectives still in flight.
     while (notices_.size() > 64) notices_.erase(notices_.begin());
   }

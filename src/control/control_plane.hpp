@@ -40,7 +40,11 @@ class ControlPlane {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
-  CallLog &calls() { return calls_; }
+  // Communicators' call logs, by context id: what the control thread answers from. A call is
+  // named by call_key(context, seq) everywhere below; a context this rank does not know (not a
+  // member, not created yet, freed) answers "not entered".
+  void attach(uint32_t context, const CallLog *log);
+  void detach(uint32_t context);
 
   // True once some rank's process is known to be gone. One atomic load.
   bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
@@ -48,8 +52,8 @@ class ControlPlane {
   std::string failure_text() const;
   int failed_rank() const;
 
-  // Every rank's answer about collective #seq, indexed by rank; nullopt when the control
-  // plane cannot answer within timeout_s (rank 0 gone, this rank leaving).
+  // Every rank's answer about collective `seq` (a call key), indexed by world rank; nullopt when
+  // the control plane cannot answer within timeout_s (rank 0 gone, this rank leaving).
   std::optional<std::vector<ctl::RankAnswer>> query(uint64_t seq, double timeout_s);
 
   // Tells every rank that the ranks disagreed about #seq (so ranks still waiting in it fail
@@ -109,7 +113,9 @@ class ControlPlane {
 
   const int rank_;
   const int size_;
-  CallLog calls_;
+  CallLookup lookup(uint64_t key) const;
+  mutable std::mutex logs_mutex_;
+  std::map<uint32_t, const CallLog *> logs_;
   std::vector<Link> links_;  // rank 0: ranks 1..size-1; others: rank 0 only
   int wake_fd_ = -1;
 

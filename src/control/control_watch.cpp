@@ -38,9 +38,8 @@ std::string difference(int a, const CallSignature &x, int b, const CallSignature
     return cat("rank ", a, " passed root ", x.root, ", rank ", b, " passed root ", y.root);
   if (x.algorithm != y.algorithm && !x.algorithm.empty() && !y.algorithm.empty()) {
     const coll::KindInfo *info = coll::find_kind(x.kind);
-    return cat("rank ", a, " selected ", x.algorithm, ", rank ", b, " selected ", y.algorithm,
-               " (", info ? info->override_var : "BRAID_<KIND>_ALGO",
-               " must be the same on every rank)");
+    return cat("rank ", a, " selected ", x.algorithm, ", rank ", b, " selected ", y.algorithm, " (",
+               info ? info->override_var : "BRAID_<KIND>_ALGO", " must be the same on every rank)");
   }
   return "";
 }
@@ -76,12 +75,28 @@ std::vector<std::string> call_differences(int me, const std::vector<ctl::RankAns
   return out;
 }
 
+std::vector<std::pair<uint64_t, std::string>> ControlWatch::notices() const {
+  std::vector<std::pair<uint64_t, std::string>> mine;
+  for (auto &[key, text] : control_.notices())
+    if (key_context(key) == context_) mine.emplace_back(key_seq(key), std::move(text));
+  return mine;
+}
+
 std::optional<Failure> ControlWatch::diagnose(const coll::CallLabel &label, bool timed_out) {
   if (control_.failed()) return Failure(BRAID_ERR_PEER_FAILED, control_.failure_text());
-  std::optional<std::vector<ctl::RankAnswer>> answers = control_.query(label.seq, kQuerySeconds);
+  const uint64_t key = call_key(context_, label.seq);
+  std::optional<std::vector<ctl::RankAnswer>> world = control_.query(key, kQuerySeconds);
   if (control_.failed()) return Failure(BRAID_ERR_PEER_FAILED, control_.failure_text());
-  if (!answers) return std::nullopt;
-  const int me = control_.rank();
+  if (!world) return std::nullopt;
+  // The members' answers, renumbered as communicator ranks.
+  auto answers = std::make_optional<std::vector<ctl::RankAnswer>>();
+  for (size_t r = 0; r < members_.size(); ++r) {
+    const auto w = static_cast<size_t>(members_[r]);
+    if (w >= world->size()) return std::nullopt;
+    answers->push_back((*world)[w]);
+    answers->back().rank = static_cast<int>(r);
+  }
+  const int me = me_;
   std::vector<int> failed;
   for (const ctl::RankAnswer &a : *answers)
     if (a.state == State::failed) failed.push_back(a.rank);
@@ -95,7 +110,7 @@ std::optional<Failure> ControlWatch::diagnose(const coll::CallLabel &label, bool
     std::string text = cat("ranks disagree about ", call_name((*answers)[me].sig), ": ");
     for (size_t i = 0; i < diffs.size() && i < 4; ++i) text += (i ? "; " : "") + diffs[i];
     if (diffs.size() > 4) text += cat("; and ", diffs.size() - 4, " more");
-    control_.announce(label.seq, text);
+    control_.announce(key, text);
     return Failure(BRAID_ERR_MISMATCH, text);
   }
   if (!timed_out) return std::nullopt;

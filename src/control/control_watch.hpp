@@ -12,23 +12,28 @@
 
 namespace braid::detail {
 
+// One per communicator: it asks about the communicator's calls (by context id) and speaks of
+// its ranks (communicator ranks, not world ranks) in what it reports.
 class ControlWatch final : public coll::PeerWatch {
  public:
-  explicit ControlWatch(ControlPlane &control) : control_(control) {}
+  // `members`: the world rank of every communicator rank; `me`: this rank's communicator rank.
+  ControlWatch(ControlPlane &control, uint32_t context, std::vector<int> members, int me)
+      : control_(control), context_(context), members_(std::move(members)), me_(me) {}
   bool peer_failed() const noexcept override { return control_.failed(); }
   std::string peer_failure() const override { return control_.failure_text(); }
   int failed_rank() const override { return control_.failed_rank(); }
   uint64_t notice_generation() const noexcept override { return control_.notice_generation(); }
   std::optional<std::string> notice_for(uint64_t seq) const override {
-    return control_.notice_for(seq);
+    return control_.notice_for(call_key(context_, seq));
   }
-  std::vector<std::pair<uint64_t, std::string>> notices() const override {
-    return control_.notices();
-  }
+  std::vector<std::pair<uint64_t, std::string>> notices() const override;
   std::optional<Failure> diagnose(const coll::CallLabel &label, bool timed_out) override;
 
  private:
   ControlPlane &control_;
+  uint32_t context_;
+  std::vector<int> members_;
+  int me_;
 };
 
 // The differences between rank `me`'s call and the others' that entered the same collective,

@@ -18,7 +18,7 @@ namespace braid::ucx {
 
 // UCP tags carry the sender's rank in the low bits so a receive can name its peer: UCP's tag
 // matching does not know about sources.
-constexpr unsigned kRankBits = 24;
+constexpr unsigned kRankBits = 20;  // 1M ranks; the other 44 bits are braid's tag
 constexpr unsigned kTagBits = 64 - kRankBits;
 inline uint64_t ucp_tag_for(uint64_t tag, int src) {
   return (tag << kRankBits) | static_cast<uint64_t>(src);

@@ -1,0 +1,79 @@
+#include "api/process.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "api/comm_node.hpp"
+#include "api/comm_object.hpp"
+
+namespace braid::detail {
+namespace {
+
+// Cores this process may run on (its affinity mask), not the machine's total: a job bound to
+// fewer cores is oversubscribed sooner.
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return CPU_COUNT(&set);
+}
+
+// Ranks competing for this rank's cores: braidrun's BRAID_BIND_SHARERS when it bound the rank
+// (a rank bound to a core of its own has one usable core and is still not oversubscribed),
+// else every rank on the host.
+bool oversubscribed(int local_size) {
+  const char *sharers = std::getenv("BRAID_BIND_SHARERS");
+  const int n = sharers ? std::atoi(sharers) : 0;
+  return (n > 0 ? n : local_size) > usable_cores();
+}
+
+}  // namespace
+
+void Process::progress_others(const Comm *except) {
+  for (const std::unique_ptr<Comm> &c : comms)
+    if (c.get() != except && c->scheduler->active() > 0) c->scheduler->progress();
+}
+
+void Process::destroy(Comm *comm) {
+  used_contexts.reset(comm->context);
+  std::erase_if(comms, [comm](const std::unique_ptr<Comm> &c) { return c.get() == comm; });
+}
+
+Process::~Process() {
+  // Children before the world, newest first: nothing refers to a communicator made later.
+  while (!comms.empty()) comms.pop_back();
+}
+
+std::unique_ptr<Process> create_process(const EnvLookup &env) {
+  auto p = std::make_unique<Process>();
+  p->selection = coll::SelectionTable::defaults();
+  // Overrides are validated before any network activity, so a typo fails fast on every rank.
+  p->selection.set_overrides_from_environment();
+  p->world = create_world(env);
+  const EnvConfig &config = p->world->config;
+  // Which ranks share a node uses the bootstrap, so it comes before the control plane takes
+  // the bootstrap's connections.
+  p->nodes = discover_nodes(*p->world->bootstrap, config, env);
+  int local = 0;
+  for (const std::string &id : p->nodes.host_ids)
+    local += id == p->nodes.host_ids[static_cast<size_t>(config.rank)] ? 1 : 0;
+  p->oversubscribed = oversubscribed(std::max(config.local_size, local));
+  std::vector<int> everyone(static_cast<size_t>(config.size));
+  for (int r = 0; r < config.size; ++r) everyone[static_cast<size_t>(r)] = r;
+  Bootstrap &bootstrap = *p->world->bootstrap;
+  std::unique_ptr<CommNode> node =
+      setup_comm_node(p->nodes, everyone, config.rank, config.job_key, "world", p->world->numa_node,
+                      [&](bool ok) { return all_agree(bootstrap, ok); });
+  // The control plane takes the bootstrap's connections over: the world's node setup, which
+  // agrees over the bootstrap, comes first.
+  if (std::optional<bs::Star> star = bootstrap.take_star())
+    p->control = std::make_unique<ControlPlane>(std::move(*star), config.rank, config.size);
+  p->comms.push_back(std::make_unique<Comm>(*p, std::move(everyone), config.rank, 0));
+  p->used_contexts.set(0);
+  p->world_comm().attach_node(std::move(node));
+  return p;
+}
+
+}  // namespace braid::detail
