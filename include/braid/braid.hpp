@@ -17,6 +17,8 @@
 #include <ranges>
 #include <stdexcept>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <type_traits>
@@ -111,10 +113,36 @@ class Request {
   braid_request_t req_ = nullptr;
 };
 
-// A communicator handle (non-owning; the Session owns the world).
+// A communicator. The world's belongs to the Session; those made by split() and dup() are
+// freed (braid_comm_free) when the last copy of them goes, or by free(). Copies share it.
 class Comm {
  public:
+  // Wraps a handle without owning it.
   explicit Comm(braid_comm_t c) : c_(c) {}
+
+  // Collective over this communicator: the ranks with the same color form one communicator,
+  // ordered by (key, rank here). std::nullopt for color BRAID_UNDEFINED.
+  std::optional<Comm> split(int color, int key) const {
+    braid_comm_t out = nullptr;
+    detail::check(braid_comm_split(c_, color, key, &out));
+    if (out == nullptr) return std::nullopt;
+    return Comm(out, owned_tag{});
+  }
+  std::optional<Comm> split(int color) const { return split(color, rank()); }
+  Comm dup() const {
+    braid_comm_t out = nullptr;
+    detail::check(braid_comm_dup(c_, &out));
+    return Comm(out, owned_tag{});
+  }
+  // Frees an owned communicator now (throws braid::Error, e.g. with requests outstanding);
+  // this and every copy are then invalid. A no-op for one not owned.
+  void free() {
+    if (!owner_) return;
+    braid_comm_t c = c_;
+    detail::check(braid_comm_free(&c));
+    *owner_ = nullptr;
+    owner_.reset();
+  }
   int rank() const { return braid_comm_rank(c_); }
   int size() const { return braid_comm_size(c_); }
   std::string transport() const {
@@ -198,7 +226,14 @@ class Comm {
                                                   " elements but output has " +
                                                   std::to_string(out));
   }
+  struct owned_tag {};
+  Comm(braid_comm_t c, owned_tag)
+      : c_(c), owner_(new braid_comm_t(c), [](braid_comm_t *h) {
+          if (*h != nullptr) (void)braid_comm_free(h);
+          delete h;
+        }) {}
   braid_comm_t c_;
+  std::shared_ptr<braid_comm_t> owner_;  // set when this Comm frees the handle
 };
 
 // Allocator over braid_mem_alloc: pages bound to one NUMA node (default: the rank's own) and

@@ -3,6 +3,7 @@
 #include <braid/braid.hpp>
 
 #include <array>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -77,6 +78,30 @@ TEST(CppApi, RequestsOverlapAndWaitInTheirDestructor) {
   EXPECT_EQ(a[99999], static_cast<float>(size()));
   EXPECT_EQ(b[0], 3.0f);
   EXPECT_EQ(root_data[9], 5);
+}
+
+TEST(CppApi, SplitAndDupOwnTheirCommunicators) {
+  std::optional<braid::Comm> half = comm().split(rank() % 2, rank());
+  ASSERT_TRUE(half.has_value());
+  EXPECT_EQ(half->rank(), rank() / 2);
+  std::vector<int32_t> v(10, 1);
+  half->allreduce(v, braid::Op::sum);
+  EXPECT_EQ(v[0], (size() - rank() % 2 + 1) / 2);
+  braid::Comm copy = *half;  // shares the communicator
+  braid::Comm dup = copy.dup();
+  EXPECT_EQ(dup.size(), half->size());
+  half.reset();  // the copy keeps it alive
+  copy.barrier();
+  dup.free();
+  EXPECT_EQ(dup.size(), -1);
+  // BRAID_UNDEFINED: no communicator.
+  EXPECT_FALSE(comm().split(BRAID_UNDEFINED).has_value());
+  try {
+    (void)comm().split(-5, 0);
+    ADD_FAILURE() << "negative color accepted";
+  } catch (const braid::Error &e) {
+    EXPECT_EQ(e.code(), BRAID_ERR_INVALID_ARGUMENT);
+  }
 }
 
 }  // namespace
