@@ -14,6 +14,10 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
   const int size = static_cast<int>(members.size());
   res->topology = coll::Topology{size, m.nodes, m.max_local, false};
   if (!nodes.intranode || m.max_local < 2) {
+    // agree() is called twice on every path: for a child it is a collective of the parent,
+    // whose other members may be setting up a segment.
+    agree(true);
+    agree(true);
     log(LogLevel::info, name, ": node-local path off: ",
         !nodes.intranode ? "BRAID_INTRANODE=off" : "no two ranks share a node");
     return res;

@@ -26,7 +26,8 @@ struct CommNode {
 
 // Collective over the communicator whose members (world ranks, in communicator order) are
 // `members`, this rank being member `me`. `agree(ok)` must return whether every member passed
-// true (a bootstrap allgather for the world, a collective of the communicator for the others).
+// true; it is called exactly twice on every path (a bootstrap allgather for the world, a
+// collective of the parent for a child, so that the child's own calls start at #0).
 // Never fails for want of shared memory: if any member cannot set the segment up, every member
 // goes without (and the reason is logged). `name` tells segments of different communicators
 // apart; `numa_node` is where this rank's part of the segment goes (-1: not bound).

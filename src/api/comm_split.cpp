@@ -1,6 +1,8 @@
 // braid_comm_split and braid_comm_dup: the members agree on who goes where and on a context id
 // with two allreduces over the parent; the child is a new view over the process's transport
-// (no connection is opened) with a node segment of its own where its ranks share a node.
+// (no connection is opened) with a node segment of its own where its ranks share a node, set up
+// with two more allreduces over the parent (so the child's own calls start at #0, and the
+// result is the same on every parent rank whatever color it chose).
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -35,7 +37,7 @@ std::vector<uint8_t> contexts_in_use(Comm &parent) {
   return used;
 }
 
-// Whether every member of `comm` passes true: an allreduce (min) on the communicator itself.
+// Whether every member of `comm` passes true: an allreduce (min).
 bool comm_agrees(Comm &comm, bool ok) {
   uint8_t v = ok ? 1 : 0;
   finish(comm, start_allreduce(comm, &v, &v, 1, BRAID_UINT8, BRAID_MIN));
@@ -50,7 +52,12 @@ Comm *split(Comm &parent, int color, int key) {
          " is negative (only BRAID_UNDEFINED is allowed)");
   const std::vector<int64_t> pairs = exchange_colors(parent, color, key);
   const std::vector<uint8_t> used = contexts_in_use(parent);
-  if (color == BRAID_UNDEFINED) return nullptr;
+  if (color == BRAID_UNDEFINED) {
+    // The children's node setup agrees over the parent (setup_comm_node calls agree twice).
+    comm_agrees(parent, true);
+    comm_agrees(parent, true);
+    return nullptr;
+  }
 
   // Parent ranks of my color, by (key, parent rank).
   std::vector<int> order;
@@ -80,7 +87,7 @@ Comm *split(Comm &parent, int color, int key) {
     const EnvConfig &config = p.world->config;
     child->attach_node(setup_comm_node(p.nodes, members, me, config.job_key, cat("comm", context),
                                        p.world->numa_node,
-                                       [child](bool ok) { return comm_agrees(*child, ok); }));
+                                       [&parent](bool ok) { return comm_agrees(parent, ok); }));
   } catch (...) {
     p.destroy(child);
     throw;

@@ -140,6 +140,22 @@ int main() {
   const int rank = braid_comm_rank(world), size = braid_comm_size(world);
   const char *fault = std::getenv("BRAID_FAULT");
   const std::string scenario = fault ? fault : "";
+  // BRAID_FAULT_COMM: run the scenario on a child communicator instead of the world: "dup",
+  // or "reversed" (a split whose ranks run backwards, so communicator and world ranks differ).
+  const char *on = std::getenv("BRAID_FAULT_COMM");
+  const std::string child = on ? on : "";
+  braid_comm_t comm = world;
+  if (!child.empty()) {
+    const braid_result_t made =
+        child == "dup" ? braid_comm_dup(world, &comm) : braid_comm_split(world, 0, -rank, &comm);
+    if (made != BRAID_SUCCESS) {
+      std::fprintf(stderr, "%s failed: %s\n", child.c_str(), braid_last_error());
+      return 2;
+    }
+    // `rank` stays the world rank: the scenario's odd rank is the world's last, which is the
+    // reversed child's rank 0.
+    world = comm;
+  }
   int rc = 3;
   if (scenario == "kill")
     rc = kill_scenario(world, rank, size);

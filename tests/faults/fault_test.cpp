@@ -165,7 +165,8 @@ INSTANTIATE_TEST_SUITE_P(Faults, KillUnderBraidrun,
 struct MismatchCase {
   std::string what;
   int size;
-  std::string expect;  // in every rank's message; {odd} is the last rank
+  std::string expect;     // in every rank's message; {odd} is the last rank
+  std::string comm = "";  // BRAID_FAULT_COMM: "" (the world), "dup" or "reversed"
 };
 
 class Mismatch : public testing::TestWithParam<MismatchCase> {};
@@ -173,11 +174,14 @@ class Mismatch : public testing::TestWithParam<MismatchCase> {};
 TEST_P(Mismatch, EveryRankGetsMismatchNamingBothSides) {
   const MismatchCase c = GetParam();
   std::string expect = c.expect;
-  expect.replace(expect.find("{odd}"), 5, std::to_string(c.size - 1));
+  if (const size_t odd = expect.find("{odd}"); odd != std::string::npos)
+    expect.replace(odd, 5, std::to_string(c.size - 1));
   const auto t0 = std::chrono::steady_clock::now();
-  const JobOutput job = run_by_hand(
-      c.size, {{"BRAID_FAULT", "mismatch-" + c.what}, {"BRAID_TIMEOUT", std::to_string(kTimeout)}},
-      60);
+  const JobOutput job = run_by_hand(c.size,
+                                    {{"BRAID_FAULT", "mismatch-" + c.what},
+                                     {"BRAID_TIMEOUT", std::to_string(kTimeout)},
+                                     {"BRAID_FAULT_COMM", c.comm}},
+                                    60);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (int r = 0; r < c.size; ++r) {
     const Report &res = job.ranks[r].result;
@@ -196,15 +200,24 @@ TEST_P(Mismatch, EveryRankGetsMismatchNamingBothSides) {
 INSTANTIATE_TEST_SUITE_P(
     Faults, Mismatch,
     testing::Values(
-        MismatchCase{"count", 2, "rank 0 passed 100 elements, rank {odd} passed 200"},
-        MismatchCase{"count", 3, "passed 100 elements, rank {odd} passed 200"},
-        MismatchCase{"dtype", 2, "rank 0 passed dtype float32, rank {odd} passed int32"},
-        MismatchCase{"dtype", 3, "passed dtype float32, rank {odd} passed int32"},
-        MismatchCase{"op", 2, "rank 0 passed op sum, rank {odd} passed max"},
-        MismatchCase{"kind", 2, "rank 0 is in allreduce #1, rank {odd} in broadcast #1"},
-        MismatchCase{"kind", 3, "is in allreduce #1, rank {odd} in broadcast #1"},
-        MismatchCase{"root", 3, "passed root 0, rank {odd} passed root 1"}),
-    [](const auto &info) { return info.param.what + "_" + std::to_string(info.param.size); });
+        MismatchCase{"count", 2, "rank 0 passed 100 elements, rank {odd} passed 200", ""},
+        MismatchCase{"count", 3, "passed 100 elements, rank {odd} passed 200", ""},
+        MismatchCase{"dtype", 2, "rank 0 passed dtype float32, rank {odd} passed int32", ""},
+        MismatchCase{"dtype", 3, "passed dtype float32, rank {odd} passed int32", ""},
+        MismatchCase{"op", 2, "rank 0 passed op sum, rank {odd} passed max", ""},
+        MismatchCase{"kind", 2, "rank 0 is in allreduce #1, rank {odd} in broadcast #1", ""},
+        MismatchCase{"kind", 3, "is in allreduce #1, rank {odd} in broadcast #1", ""},
+        MismatchCase{"root", 3, "passed root 0, rank {odd} passed root 1", ""},
+        // On child communicators: the control plane asks about the child's call, and the
+        // message names the child's ranks (reversed: world rank 2 is the child's rank 0).
+        MismatchCase{"count", 2, "rank 0 passed 100 elements, rank 1 passed 200", "dup"},
+        MismatchCase{"kind", 3, "is in allreduce #1, rank {odd} in broadcast #1", "dup"},
+        MismatchCase{"count", 3, "rank 0 passed 200 elements, rank ", "reversed"},
+        MismatchCase{"dtype", 2, "rank 0 passed dtype int32, rank 1 passed float32", "reversed"}),
+    [](const auto &info) {
+      return info.param.what + "_" + std::to_string(info.param.size) +
+             (info.param.comm.empty() ? "" : "_" + info.param.comm);
+    });
 
 TEST(Hang, TimeoutNamesTheRanksThatHadNotEntered) {
   const double timeout = 2;
