@@ -21,8 +21,8 @@
 #include <memory>
 #include <string>
 
-#include "reduce/dtype.hpp"
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/dtype.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace {
 
@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
   for (braid_dtype_t dtype : kDtypes)
     for (braid_op_t op : kOps) {
       const std::string name =
-          std::string("reduce/") + braid::coll::dtype_name(dtype) + "/" + braid::coll::op_name(op);
+          std::string("kernels/") + braid::coll::dtype_name(dtype) + "/" + braid::coll::op_name(op);
       apply_sizes(benchmark::RegisterBenchmark(name.c_str(), bm_reduce, dtype, op));
     }
   benchmark::Initialize(&argc, argv);

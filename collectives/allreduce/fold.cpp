@@ -1,6 +1,6 @@
 #include "allreduce/fold.hpp"
 
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 

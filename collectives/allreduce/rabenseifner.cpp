@@ -8,7 +8,7 @@
 #include "allreduce/algorithms.hpp"
 #include "allreduce/fold.hpp"
 #include "engine/partition.hpp"
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 Task allreduce_rabenseifner(CollContext &ctx, CollArgs args) {

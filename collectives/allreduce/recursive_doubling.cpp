@@ -7,7 +7,7 @@
 
 #include "allreduce/algorithms.hpp"
 #include "allreduce/fold.hpp"
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 

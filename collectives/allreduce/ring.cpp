@@ -14,7 +14,7 @@
 
 #include "allreduce/algorithms.hpp"
 #include "engine/partition.hpp"
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 namespace {

@@ -9,8 +9,20 @@
 namespace braid::coll {
 
 // Values are published in call records and on the control plane: append, never renumber.
-enum class CollKind : uint32_t { allreduce, broadcast, barrier };
-inline constexpr size_t kKindCount = 3;
+enum class CollKind : uint32_t {
+  allreduce,
+  broadcast,
+  barrier,
+  reduce,
+  allgather,
+  allgatherv,
+  reduce_scatter,
+  alltoall,
+  alltoallv,
+  gather,
+  scatter,
+};
+inline constexpr size_t kKindCount = 11;
 
 struct KindInfo {
   CollKind kind;
@@ -18,7 +30,8 @@ struct KindInfo {
   const char *override_var;  // BRAID_<KIND>_ALGO: forces one algorithm for every size
   bool has_op;               // the ranks must agree on the reduction op
   bool has_root;             // ... on the root
-  bool has_count;            // ... on count and dtype (a barrier moves no data)
+  bool has_count;            // ... on count (v-variants: counts differ between ranks)
+  bool has_dtype;            // ... on the dtype (a barrier moves no data)
   // The algorithm that serves calls with fewer elements than ranks, where block algorithms
   // would move empty blocks around; null when every algorithm copes.
   const char *few_elements_algorithm;

@@ -31,17 +31,17 @@ constexpr unsigned kSigBits = 8;
 
 // A hash of what the ranks must agree on, folded into the tags (see signature_bits()).
 uint64_t signature_hash(const CollArgs &a) {
-  uint64_t h = 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(a.kind) + 1);
+  const AgreedFields f = agreed_fields(a);
+  uint64_t h = 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(f.kind) + 1);
   auto mix = [&h](uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     h *= 0xbf58476d1ce4e5b9ull;
     h ^= h >> 31;
   };
-  mix(a.count);
-  mix(static_cast<uint64_t>(a.dtype));
-  const KindInfo &info = kind_info(a.kind);
-  mix(static_cast<uint64_t>(info.has_op ? a.op : 0));
-  mix(static_cast<uint64_t>(info.has_root ? a.root : 0));
+  mix(f.count);
+  mix(static_cast<uint64_t>(static_cast<uint32_t>(f.dtype)));
+  mix(static_cast<uint64_t>(static_cast<uint32_t>(f.op)));
+  mix(static_cast<uint64_t>(static_cast<uint32_t>(f.root)));
   return h;
 }
 

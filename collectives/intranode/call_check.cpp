@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "error.hpp"
-#include "reduce/dtype.hpp"
+#include "kernels/dtype.hpp"
 
 namespace braid::coll {
 namespace {
@@ -21,15 +21,14 @@ bool same_call(const CallRecord &a, const CallRecord &b) {
 }
 
 CallRecord record_of(const CollArgs &args, uint64_t seq) {
+  const AgreedFields f = agreed_fields(args);
   CallRecord r;
   r.seq = seq;
-  r.kind = static_cast<int32_t>(args.kind);
-  r.count = args.count;
-  r.dtype = static_cast<int32_t>(args.dtype);
-  // Only what the kind uses: a broadcast has no op, an allreduce no root.
-  const KindInfo &info = kind_info(args.kind);
-  r.op = info.has_op ? static_cast<int32_t>(args.op) : -1;
-  r.root = info.has_root ? args.root : -1;
+  r.kind = static_cast<int32_t>(f.kind);
+  r.count = f.count;
+  r.dtype = f.dtype;
+  r.op = f.op;
+  r.root = f.root;
   return r;
 }
 

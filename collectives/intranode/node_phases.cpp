@@ -5,7 +5,7 @@
 
 #include "engine/partition.hpp"
 #include "error.hpp"
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 namespace {

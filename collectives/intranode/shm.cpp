@@ -5,7 +5,7 @@
 #include "intranode/call_check.hpp"
 #include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 

@@ -9,7 +9,7 @@
 
 #include "error.hpp"
 #include "log.hpp"
-#include "reduce/dtype.hpp"
+#include "kernels/dtype.hpp"
 
 namespace braid::detail {
 namespace {
@@ -37,9 +37,8 @@ void publish(Comm &comm, const coll::CallLabel &label, const coll::CollArgs &arg
   if (comm.watch->notice_generation() != 0)
     if (auto text = comm.watch->notice_for(label.seq))
       fail(BRAID_ERR_MISMATCH, label.str(), ": ", *text);
-  comm.calls.publish(label.seq, static_cast<uint32_t>(args.kind), args.count,
-                     static_cast<int32_t>(args.dtype), static_cast<int32_t>(args.op), args.root,
-                     label.algorithm);
+  const coll::AgreedFields f = coll::agreed_fields(args);
+  comm.calls.publish(label.seq, f.kind, f.count, f.dtype, f.op, f.root, label.algorithm);
 }
 
 // A call with nothing to send still takes its sequence number and is published, so a rank

@@ -5,7 +5,7 @@
 #include "bootstrap/text.hpp"
 #include "engine/coll_args.hpp"
 #include "log.hpp"
-#include "reduce/dtype.hpp"
+#include "kernels/dtype.hpp"
 
 namespace braid::detail {
 namespace {

@@ -48,7 +48,7 @@ def main():
             failures.append(f"{name}: {b.get('error_message')}")
     if args.expect == "reduce":
         expected = [f"memcpy/{s}" for s in MEMCPY_SIZES]
-        expected += [f"reduce/{d}/{o}/{s}" for d in DTYPES for o in OPS for s in REDUCE_SIZES]
+        expected += [f"kernels/{d}/{o}/{s}" for d in DTYPES for o in OPS for s in REDUCE_SIZES]
     elif args.expect == "cma":
         sizes = [256 << 10, 4 << 20, 64 << 20]
         expected = [f"cma_read/{s}/{c}" for s in sizes for c in (64 << 10, 256 << 10)]

@@ -1,7 +1,7 @@
 // float16 and bfloat16 conversions, checked against references that share no code with them:
 // ldexp-based decoding, g++'s own _Float16 conversions (libgcc soft-float on this baseline) when
 // the compiler has the type, and an exact-arithmetic nearest-even search written in double.
-#include "reduce/half.hpp"
+#include "kernels/half.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "error.hpp"
-#include "reduce/half.hpp"
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/half.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 namespace {

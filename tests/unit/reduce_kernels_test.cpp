@@ -2,7 +2,7 @@
 // the empty case, the scalar remainder, whole vector blocks and both, with out-of-place and
 // aliased destinations. Results are compared bit for bit (the one exception: which payload
 // survives a sum or product of two NaNs is the hardware's choice, so there only NaN-ness counts).
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "reduce/half.hpp"
+#include "kernels/half.hpp"
 
 namespace braid::coll {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "reduce/half.hpp"
+#include "kernels/half.hpp"
 
 #define BRAID_REDUCE_INLINE [[gnu::always_inline]] inline
 

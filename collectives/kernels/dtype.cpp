@@ -1,4 +1,4 @@
-#include "reduce/dtype.hpp"
+#include "kernels/dtype.hpp"
 
 #include <string_view>
 

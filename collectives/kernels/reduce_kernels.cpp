@@ -14,13 +14,13 @@
 //  - What vectorizes: every dtype x op in the AVX2 clone, and everything but the 64-bit types
 //    in the baseline clone. There, int64/uint64 min/max/prod lack SSE2 instructions and g++'s
 //    cost model rejects 2-lane sum and float64 min/max, so those stay scalar off AVX2.
-#include "reduce/reduce_kernels.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 #include <cstdint>
 
 #include "error.hpp"
-#include "reduce/dtype.hpp"
-#include "reduce/reduce_ops.hpp"
+#include "kernels/dtype.hpp"
+#include "kernels/reduce_ops.hpp"
 
 // An AVX2 clone picked at load time by an ifunc resolver. ThreadSanitizer instruments the
 // resolver, which then runs before the sanitizer is initialised and crashes: TSan builds get
