@@ -7,10 +7,16 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "allgather/algorithms.hpp"
 #include "allreduce/algorithms.hpp"
+#include "alltoall/algorithms.hpp"
 #include "barrier/barrier.hpp"
 #include "broadcast/algorithms.hpp"
+#include "gather/algorithms.hpp"
 #include "intranode/algorithms.hpp"
+#include "reduce/algorithms.hpp"
+#include "reduce_scatter/algorithms.hpp"
+#include "scatter/algorithms.hpp"
 
 namespace braid::coll {
 namespace {
@@ -53,6 +59,52 @@ Task barrier_dissemination(CollContext &, CollArgs) {
   never_called(__func__);
 }
 Task barrier_shm(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+
+Task reduce_binomial(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task reduce_scatter_gather(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task allgather_ring(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task allgather_bruck(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task allgather_recursive_doubling(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task allgatherv_ring(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task reduce_scatter_ring(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task reduce_scatter_recursive_halving(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task alltoall_pairwise(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task alltoall_bruck(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task alltoallv_pairwise(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task gather_binomial(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task gather_linear(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task scatter_binomial(CollContext &, CollArgs) {
+  never_called(__func__);
+}
+Task scatter_linear(CollContext &, CollArgs) {
   never_called(__func__);
 }
 

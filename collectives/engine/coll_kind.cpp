@@ -21,8 +21,7 @@ constexpr std::array<KindInfo, kKindCount> kKinds = {{
     {CollKind::reduce_scatter, "reduce_scatter", "BRAID_REDUCE_SCATTER_ALGO", true, false, true,
      true, nullptr},
     {CollKind::alltoall, "alltoall", "BRAID_ALLTOALL_ALGO", false, false, true, true, nullptr},
-    {CollKind::alltoallv, "alltoallv", "BRAID_ALLTOALLV_ALGO", false, false, false, true,
-     nullptr},
+    {CollKind::alltoallv, "alltoallv", "BRAID_ALLTOALLV_ALGO", false, false, false, true, nullptr},
     {CollKind::gather, "gather", "BRAID_GATHER_ALGO", false, true, true, true, nullptr},
     {CollKind::scatter, "scatter", "BRAID_SCATTER_ALGO", false, true, true, true, nullptr},
 }};

@@ -16,5 +16,4 @@ namespace braid::coll {
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                    const void *tiny = nullptr, size_t tiny_bytes = 0);
 
-
 }  // namespace braid::coll

@@ -3,11 +3,17 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "allgather/algorithms.hpp"
 #include "allreduce/algorithms.hpp"
+#include "alltoall/algorithms.hpp"
 #include "barrier/barrier.hpp"
 #include "broadcast/algorithms.hpp"
 #include "error.hpp"
+#include "gather/algorithms.hpp"
 #include "intranode/algorithms.hpp"
+#include "reduce/algorithms.hpp"
+#include "reduce_scatter/algorithms.hpp"
+#include "scatter/algorithms.hpp"
 
 namespace braid::coll {
 namespace {
@@ -34,19 +40,45 @@ const std::vector<Algorithm> &all_algorithms() {
        "node-local shared memory: per-rank slots (small) or pipelined reduce-scatter + gather",
        Span::one_node, false, allreduce_shm_note},
       {"hierarchical", CollKind::allreduce, allreduce_hierarchical,
-       "node-local reduce, allreduce among node leaders, node-local broadcast", Span::nodes,
-       true},
+       "node-local reduce, allreduce among node leaders, node-local broadcast", Span::nodes, true},
       {"shm", CollKind::broadcast, broadcast_shm,
        "node-local shared memory: the root writes each window once, the others copy it out",
        Span::one_node, false, broadcast_shm_note},
       {"hierarchical", CollKind::broadcast, broadcast_hierarchical,
-       "to the root's node leader, broadcast among node leaders, node-local broadcast",
-       Span::nodes, true},
+       "to the root's node leader, broadcast among node leaders, node-local broadcast", Span::nodes,
+       true},
       {"dissemination", CollKind::barrier, barrier_dissemination,
        "ceil(log2(n)) rounds of zero-byte messages"},
       {"shm", CollKind::barrier, barrier_shm,
        "node-local shared memory: every rank publishes its entry on its own cache line",
        Span::one_node},
+      {"binomial", CollKind::reduce, reduce_binomial,
+       "binomial tree towards the root; lowest latency"},
+      {"scatter_gather", CollKind::reduce, reduce_scatter_gather,
+       "ring reduce-scatter, then every block to the root; bandwidth-optimal"},
+      {"recursive_doubling", CollKind::allgather, allgather_recursive_doubling,
+       "log2(n) exchanges of everything gathered so far (Bruck when n is not a power of two)"},
+      {"bruck", CollKind::allgather, allgather_bruck,
+       "ceil(log2(n)) steps for any n, rotated blocks put in order at the end"},
+      {"ring", CollKind::allgather, allgather_ring, "n-1 steps around the ring; bandwidth-optimal"},
+      {"ring", CollKind::allgatherv, allgatherv_ring,
+       "n-1 steps around the ring, blocks of any size"},
+      {"recursive_halving", CollKind::reduce_scatter, reduce_scatter_recursive_halving,
+       "log2(n) halvings (the ring when n is not a power of two)"},
+      {"ring", CollKind::reduce_scatter, reduce_scatter_ring,
+       "each block once around the ring; bandwidth-optimal"},
+      {"pairwise", CollKind::alltoall, alltoall_pairwise,
+       "n-1 steps, one peer per step (rank + s, rank - s)"},
+      {"bruck", CollKind::alltoall, alltoall_bruck,
+       "ceil(log2(n)) steps moving half the blocks each; lowest latency for tiny blocks"},
+      {"pairwise", CollKind::alltoallv, alltoallv_pairwise,
+       "n-1 steps, one peer per step, blocks of any size"},
+      {"binomial", CollKind::gather, gather_binomial,
+       "subtrees' blocks up a binomial tree; log2(n) steps"},
+      {"linear", CollKind::gather, gather_linear, "every rank sends its block to the root"},
+      {"binomial", CollKind::scatter, scatter_binomial,
+       "subtrees' blocks down a binomial tree; log2(n) steps"},
+      {"linear", CollKind::scatter, scatter_linear, "the root sends every rank its block"},
   };
   return algorithms;
 }
@@ -75,6 +107,21 @@ SelectionTable SelectionTable::defaults() {
       {CollKind::allreduce, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
       {CollKind::broadcast, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
       {CollKind::barrier, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      // The other kinds: bytes are the vector (reduce) or one rank's block (the others).
+      {CollKind::reduce, 0, 256 * KiB, 1, kAnyRanks, "binomial", 0},
+      {CollKind::reduce, 256 * KiB, kAny, 1, kAnyRanks, "scatter_gather", 0},
+      {CollKind::allgather, 0, 8 * KiB, 1, kAnyRanks, "recursive_doubling", 0},
+      {CollKind::allgather, 8 * KiB, kAny, 1, kAnyRanks, "ring", 0},
+      {CollKind::allgatherv, 0, kAny, 1, kAnyRanks, "ring", 0},
+      {CollKind::reduce_scatter, 0, 64 * KiB, 1, kAnyRanks, "recursive_halving", 0},
+      {CollKind::reduce_scatter, 64 * KiB, kAny, 1, kAnyRanks, "ring", 0},
+      {CollKind::alltoall, 0, 512, 8, kAnyRanks, "bruck", 0},
+      {CollKind::alltoall, 0, kAny, 1, kAnyRanks, "pairwise", 0},
+      {CollKind::alltoallv, 0, kAny, 1, kAnyRanks, "pairwise", 0},
+      {CollKind::gather, 0, 64 * KiB, 1, kAnyRanks, "binomial", 0},
+      {CollKind::gather, 64 * KiB, kAny, 1, kAnyRanks, "linear", 0},
+      {CollKind::scatter, 0, 64 * KiB, 1, kAnyRanks, "binomial", 0},
+      {CollKind::scatter, 64 * KiB, kAny, 1, kAnyRanks, "linear", 0},
   };
   return t;
 }
@@ -205,6 +252,16 @@ std::string SelectionTable::explain(const Topology &where) const {
     out << "  " << format_bytes(bytes) << ": allreduce " << name(CollKind::allreduce, bytes)
         << ", broadcast " << name(CollKind::broadcast, bytes) << "\n";
   out << "  barrier: " << name(CollKind::barrier, 0) << "\n";
+  // The other kinds, by the bytes of one rank's block (reduce: of the vector).
+  for (size_t k = static_cast<size_t>(CollKind::reduce); k < kKindCount; ++k) {
+    const auto kind = static_cast<CollKind>(k);
+    out << "  " << kind_name(kind) << ":";
+    for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 16)
+      out << " " << format_bytes(bytes) << " "
+          << choose(kind, bytes, bytes / 4, where).algorithm->name
+          << (bytes * 16 <= 64 * MiB ? "," : "");
+    out << "\n";
+  }
   return out.str();
 }
 

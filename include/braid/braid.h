@@ -99,13 +99,73 @@ BRAID_API braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t 
                                          braid_comm_t comm);
 BRAID_API braid_result_t braid_barrier(braid_comm_t comm);
 
+/* The rest of the set. Counts and displacements are in elements. For allgather, reduce_scatter,
+ * alltoall, gather and scatter the count is one rank's block; the full buffer holds one block
+ * per rank in rank order. In place: reduce at the root when sendbuf == recvbuf; allgather when
+ * sendbuf points at this rank's block of recvbuf (allgatherv: recvbuf + displs[rank]);
+ * reduce_scatter when recvbuf points at this rank's block of sendbuf; alltoall when
+ * sendbuf == recvbuf. recvbuf of reduce and gather, and sendbuf of scatter, are ignored off the
+ * root (may be NULL). allgatherv's recvcounts[r] must be rank r's sendcount; alltoallv's
+ * sendcounts[j] on rank i must be recvcounts[i] on rank j. Reductions give every rank that
+ * receives an element the same bits. */
+BRAID_API braid_result_t braid_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                                      braid_dtype_t dtype, braid_op_t op, int root,
+                                      braid_comm_t comm);
+BRAID_API braid_result_t braid_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                         braid_dtype_t dtype, braid_comm_t comm);
+BRAID_API braid_result_t braid_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                          const size_t *recvcounts, const size_t *displs,
+                                          braid_dtype_t dtype, braid_comm_t comm);
+BRAID_API braid_result_t braid_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                              braid_dtype_t dtype, braid_op_t op,
+                                              braid_comm_t comm);
+BRAID_API braid_result_t braid_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                        braid_dtype_t dtype, braid_comm_t comm);
+BRAID_API braid_result_t braid_alltoallv(const void *sendbuf, const size_t *sendcounts,
+                                         const size_t *sdispls, void *recvbuf,
+                                         const size_t *recvcounts, const size_t *rdispls,
+                                         braid_dtype_t dtype, braid_comm_t comm);
+BRAID_API braid_result_t braid_gather(const void *sendbuf, void *recvbuf, size_t count,
+                                      braid_dtype_t dtype, int root, braid_comm_t comm);
+BRAID_API braid_result_t braid_scatter(const void *sendbuf, void *recvbuf, size_t count,
+                                       braid_dtype_t dtype, int root, braid_comm_t comm);
+
 /* Non-blocking forms: several may be outstanding at once on one communicator. The buffers
- * belong to braid until the request completes. */
+ * (and the v-variants' count and displacement arrays) belong to braid until the request
+ * completes. */
 BRAID_API braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                                           braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
                                           braid_request_t *req);
 BRAID_API braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
                                           braid_comm_t comm, braid_request_t *req);
+BRAID_API braid_result_t braid_ibarrier(braid_comm_t comm, braid_request_t *req);
+BRAID_API braid_result_t braid_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                       braid_dtype_t dtype, braid_op_t op, int root,
+                                       braid_comm_t comm, braid_request_t *req);
+BRAID_API braid_result_t braid_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                          braid_dtype_t dtype, braid_comm_t comm,
+                                          braid_request_t *req);
+BRAID_API braid_result_t braid_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                           const size_t *recvcounts, const size_t *displs,
+                                           braid_dtype_t dtype, braid_comm_t comm,
+                                           braid_request_t *req);
+BRAID_API braid_result_t braid_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                               braid_dtype_t dtype, braid_op_t op,
+                                               braid_comm_t comm, braid_request_t *req);
+BRAID_API braid_result_t braid_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                         braid_dtype_t dtype, braid_comm_t comm,
+                                         braid_request_t *req);
+BRAID_API braid_result_t braid_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                                          const size_t *sdispls, void *recvbuf,
+                                          const size_t *recvcounts, const size_t *rdispls,
+                                          braid_dtype_t dtype, braid_comm_t comm,
+                                          braid_request_t *req);
+BRAID_API braid_result_t braid_igather(const void *sendbuf, void *recvbuf, size_t count,
+                                       braid_dtype_t dtype, int root, braid_comm_t comm,
+                                       braid_request_t *req);
+BRAID_API braid_result_t braid_iscatter(const void *sendbuf, void *recvbuf, size_t count,
+                                        braid_dtype_t dtype, int root, braid_comm_t comm,
+                                        braid_request_t *req);
 /* When done, frees *req and sets it NULL; the result is the collective's. */
 BRAID_API braid_result_t braid_test(braid_request_t *req, int *done);
 /* Frees *req and sets it NULL; the result is the collective's. */

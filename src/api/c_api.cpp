@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/coll_calls.hpp"
 #include "api/comm_object.hpp"
 #include "config/env_config.hpp"
 #include "error.hpp"
@@ -107,6 +108,26 @@ braid_result_t complete(braid_request_t *req) {
   }
   delete r;
   return rc == BRAID_SUCCESS ? rc : record(rc, std::move(message));
+}
+
+// The blocking and non-blocking entry points of one collective: validate and start with
+// `start`, then wait (blocking) or hand out a request.
+template <typename Start>
+braid_result_t blocking(braid_comm_t comm, Start &&start) {
+  return guarded([&] {
+    braid::detail::Comm &c = checked(comm);
+    braid::detail::finish(c, start(c));
+  });
+}
+
+template <typename Start>
+braid_result_t nonblocking(const char *what, braid_comm_t comm, braid_request_t *req,
+                           Start &&start) {
+  return guarded([&] {
+    if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, what, ": req is NULL");
+    braid::detail::Comm &c = checked(comm);
+    *req = make_request(comm, c, start(c));
+  });
 }
 
 }  // namespace
@@ -281,6 +302,117 @@ braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, in
     braid::detail::Comm &c = checked(comm);
     *req = make_request(comm, c, braid::detail::start_broadcast(c, buf, count, dtype, root));
   });
+}
+
+braid_result_t braid_reduce(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
+                            braid_op_t op, int root, braid_comm_t comm) {
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_reduce(c, sendbuf, recvbuf, count, dtype, op, root);
+  });
+}
+braid_result_t braid_ireduce(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
+                             braid_op_t op, int root, braid_comm_t comm, braid_request_t *req) {
+  return nonblocking("ireduce", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_reduce(c, sendbuf, recvbuf, count, dtype, op, root);
+  });
+}
+braid_result_t braid_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                               braid_dtype_t dtype, braid_comm_t comm) {
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_allgather(c, sendbuf, recvbuf, sendcount, dtype);
+  });
+}
+braid_result_t braid_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                braid_dtype_t dtype, braid_comm_t comm, braid_request_t *req) {
+  return nonblocking("iallgather", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_allgather(c, sendbuf, recvbuf, sendcount, dtype);
+  });
+}
+braid_result_t braid_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                const size_t *recvcounts, const size_t *displs, braid_dtype_t dtype,
+                                braid_comm_t comm) {
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_allgatherv(c, sendbuf, sendcount, recvbuf, recvcounts, displs,
+                                           dtype);
+  });
+}
+braid_result_t braid_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                 const size_t *recvcounts, const size_t *displs,
+                                 braid_dtype_t dtype, braid_comm_t comm, braid_request_t *req) {
+  return nonblocking("iallgatherv", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_allgatherv(c, sendbuf, sendcount, recvbuf, recvcounts, displs,
+                                           dtype);
+  });
+}
+braid_result_t braid_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                    braid_dtype_t dtype, braid_op_t op, braid_comm_t comm) {
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_reduce_scatter(c, sendbuf, recvbuf, recvcount, dtype, op);
+  });
+}
+braid_result_t braid_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                     braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
+                                     braid_request_t *req) {
+  return nonblocking("ireduce_scatter", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_reduce_scatter(c, sendbuf, recvbuf, recvcount, dtype, op);
+  });
+}
+braid_result_t braid_alltoall(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
+                              braid_comm_t comm) {
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_alltoall(c, sendbuf, recvbuf, count, dtype);
+  });
+}
+braid_result_t braid_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
+                               braid_dtype_t dtype, braid_comm_t comm, braid_request_t *req) {
+  return nonblocking("ialltoall", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_alltoall(c, sendbuf, recvbuf, count, dtype);
+  });
+}
+braid_result_t braid_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                               void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                               braid_dtype_t dtype, braid_comm_t comm) {
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_alltoallv(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
+                                          rdispls, dtype);
+  });
+}
+braid_result_t braid_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                                const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                const size_t *rdispls, braid_dtype_t dtype, braid_comm_t comm,
+                                braid_request_t *req) {
+  return nonblocking("ialltoallv", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_alltoallv(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
+                                          rdispls, dtype);
+  });
+}
+braid_result_t braid_gather(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
+                            int root, braid_comm_t comm) {
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_gather(c, sendbuf, recvbuf, count, dtype, root);
+  });
+}
+braid_result_t braid_igather(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
+                             int root, braid_comm_t comm, braid_request_t *req) {
+  return nonblocking("igather", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_gather(c, sendbuf, recvbuf, count, dtype, root);
+  });
+}
+braid_result_t braid_scatter(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
+                             int root, braid_comm_t comm) {
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_scatter(c, sendbuf, recvbuf, count, dtype, root);
+  });
+}
+braid_result_t braid_iscatter(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
+                              int root, braid_comm_t comm, braid_request_t *req) {
+  return nonblocking("iscatter", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_scatter(c, sendbuf, recvbuf, count, dtype, root);
+  });
+}
+braid_result_t braid_ibarrier(braid_comm_t comm, braid_request_t *req) {
+  return nonblocking("ibarrier", comm, req,
+                     [&](braid::detail::Comm &c) { return braid::detail::start_barrier(c); });
 }
 
 braid_result_t braid_test(braid_request_t *req, int *done) {

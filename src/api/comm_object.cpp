@@ -8,21 +8,11 @@
 #include <cstring>
 
 #include "error.hpp"
-#include "log.hpp"
 #include "kernels/dtype.hpp"
+#include "log.hpp"
 
 namespace braid::detail {
 namespace {
-
-size_t checked_bytes(Comm &comm, const char *what, size_t count, int dtype) {
-  if (!coll::dtype_valid(dtype))
-    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": unknown dtype ", dtype);
-  const size_t es = coll::dtype_size(static_cast<braid_dtype_t>(dtype));
-  if (count > SIZE_MAX / es)
-    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": count ", count, " of ",
-         coll::dtype_name(static_cast<braid_dtype_t>(dtype)), " overflows size_t");
-  return count * es;
-}
 
 // Records the call for the control plane (what the other ranks are told when they ask), after
 // refusing to start anything once a rank is known to be gone: it could never complete.
@@ -39,6 +29,18 @@ void publish(Comm &comm, const coll::CallLabel &label, const coll::CollArgs &arg
       fail(BRAID_ERR_MISMATCH, label.str(), ": ", *text);
   const coll::AgreedFields f = coll::agreed_fields(args);
   comm.calls.publish(label.seq, f.kind, f.count, f.dtype, f.op, f.root, label.algorithm);
+}
+
+}  // namespace
+
+size_t checked_bytes(Comm &comm, const char *what, size_t count, int dtype) {
+  if (!coll::dtype_valid(dtype))
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": unknown dtype ", dtype);
+  const size_t es = coll::dtype_size(static_cast<braid_dtype_t>(dtype));
+  if (count > SIZE_MAX / es)
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": count ", count, " of ",
+         coll::dtype_name(static_cast<braid_dtype_t>(dtype)), " overflows size_t");
+  return count * es;
 }
 
 // A call with nothing to send still takes its sequence number and is published, so a rank
@@ -77,8 +79,6 @@ std::shared_ptr<coll::Collective> launch(Comm &comm, coll::CollArgs args) {
   publish(comm, label, args);
   return comm.scheduler->start(label, choice.algorithm->fn, args, seq);
 }
-
-}  // namespace
 
 Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_)
     : process(p),

@@ -57,6 +57,14 @@ class Comm {
   std::unique_ptr<coll::Scheduler> scheduler;
 };
 
+// The bytes of `count` elements of `dtype`; throws INVALID_ARGUMENT for an unknown dtype or an
+// overflow, naming the rank and `what` (the collective).
+size_t checked_bytes(Comm &comm, const char *what, size_t count, int dtype);
+// A call with nothing to send: it still takes its sequence number and is published.
+std::shared_ptr<coll::Collective> empty_call(Comm &comm, const coll::CollArgs &args);
+// Picks the algorithm for validated arguments and starts it.
+std::shared_ptr<coll::Collective> launch(Comm &comm, coll::CollArgs args);
+
 // Validate, pick the algorithm and start. Throw Failure on bad input. Return the running
 // collective, or null when there is nothing to communicate (count 0, one rank).
 std::shared_ptr<coll::Collective> start_allreduce(Comm &comm, const void *sendbuf, void *recvbuf,
