@@ -13,14 +13,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <new>
-#include <ranges>
-#include <stdexcept>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
+#include <ranges>
+#include <stdexcept>
 #include <string>
-#include <vector>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -49,25 +48,57 @@ struct bfloat16 {
 
 template <typename T>
 struct dtype_of;
-template <> struct dtype_of<std::int8_t> { static constexpr braid_dtype_t value = BRAID_INT8; };
-template <> struct dtype_of<std::uint8_t> { static constexpr braid_dtype_t value = BRAID_UINT8; };
-template <> struct dtype_of<std::int32_t> { static constexpr braid_dtype_t value = BRAID_INT32; };
-template <> struct dtype_of<std::uint32_t> { static constexpr braid_dtype_t value = BRAID_UINT32; };
-template <> struct dtype_of<std::int64_t> { static constexpr braid_dtype_t value = BRAID_INT64; };
-template <> struct dtype_of<std::uint64_t> { static constexpr braid_dtype_t value = BRAID_UINT64; };
-template <> struct dtype_of<float16> { static constexpr braid_dtype_t value = BRAID_FLOAT16; };
-template <> struct dtype_of<bfloat16> { static constexpr braid_dtype_t value = BRAID_BFLOAT16; };
-template <> struct dtype_of<float> { static constexpr braid_dtype_t value = BRAID_FLOAT32; };
-template <> struct dtype_of<double> { static constexpr braid_dtype_t value = BRAID_FLOAT64; };
+template <>
+struct dtype_of<std::int8_t> {
+  static constexpr braid_dtype_t value = BRAID_INT8;
+};
+template <>
+struct dtype_of<std::uint8_t> {
+  static constexpr braid_dtype_t value = BRAID_UINT8;
+};
+template <>
+struct dtype_of<std::int32_t> {
+  static constexpr braid_dtype_t value = BRAID_INT32;
+};
+template <>
+struct dtype_of<std::uint32_t> {
+  static constexpr braid_dtype_t value = BRAID_UINT32;
+};
+template <>
+struct dtype_of<std::int64_t> {
+  static constexpr braid_dtype_t value = BRAID_INT64;
+};
+template <>
+struct dtype_of<std::uint64_t> {
+  static constexpr braid_dtype_t value = BRAID_UINT64;
+};
+template <>
+struct dtype_of<float16> {
+  static constexpr braid_dtype_t value = BRAID_FLOAT16;
+};
+template <>
+struct dtype_of<bfloat16> {
+  static constexpr braid_dtype_t value = BRAID_BFLOAT16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr braid_dtype_t value = BRAID_FLOAT32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr braid_dtype_t value = BRAID_FLOAT64;
+};
 
 // An element type braid can reduce and broadcast.
 template <typename T>
-concept Element = requires { dtype_of<std::remove_cv_t<T>>::value; };
+concept Element = requires {
+  dtype_of<std::remove_cv_t<T>>::value;
+};
 
 // A contiguous range of Elements: std::vector<float>, std::span<int32_t>, std::array, ...
 template <typename R>
 concept Buffer = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                 Element<std::ranges::range_value_t<R>>;
+    Element<std::ranges::range_value_t<R>>;
 
 namespace detail {
 inline void check(braid_result_t r) {
@@ -219,12 +250,171 @@ class Comm {
     return Request(r);
   }
 
+  // reduce: the result in `out` at the root only (out is ignored elsewhere and may be empty).
+  template <Buffer In, Buffer Out>
+  void reduce(const In &in, Out &&out, Op op, int root) const {
+    using T = elem<In>;
+    static_assert(std::is_same_v<T, elem<Out>>, "element types differ");
+    if (rank() == root) same_size(std::ranges::size(in), std::ranges::size(out));
+    detail::check(braid_reduce(std::ranges::data(in), std::ranges::data(out), std::ranges::size(in),
+                               dtype_of<T>::value, static_cast<braid_op_t>(op), root, c_));
+  }
+  // In place at the root.
+  template <Buffer R>
+  void reduce(R &&inout, Op op, int root) const {
+    detail::check(braid_reduce(std::ranges::data(inout), std::ranges::data(inout),
+                               std::ranges::size(inout), dtype_of<elem<R>>::value,
+                               static_cast<braid_op_t>(op), root, c_));
+  }
+  // allgather: `out` holds size() blocks of in.size() elements, in rank order.
+  template <Buffer In, Buffer Out>
+  void allgather(const In &in, Out &&out) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    blocks_of(std::ranges::size(in), std::ranges::size(out), "allgather");
+    detail::check(braid_allgather(std::ranges::data(in), std::ranges::data(out),
+                                  std::ranges::size(in), dtype_of<elem<In>>::value, c_));
+  }
+  // allgatherv: rank r's block (counts[r] elements) lands at out + displs[r].
+  template <Buffer In, Buffer Out>
+  void allgatherv(const In &in, Out &&out, const std::vector<std::size_t> &counts,
+                  const std::vector<std::size_t> &displs) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    per_rank(counts.size(), "allgatherv counts");
+    per_rank(displs.size(), "allgatherv displs");
+    fits(counts, displs, std::ranges::size(out), "allgatherv");
+    detail::check(braid_allgatherv(std::ranges::data(in), std::ranges::size(in),
+                                   std::ranges::data(out), counts.data(), displs.data(),
+                                   dtype_of<elem<In>>::value, c_));
+  }
+  // reduce_scatter: `in` holds size() blocks of out.size() elements; out gets this rank's
+  // block of the reduction.
+  template <Buffer In, Buffer Out>
+  void reduce_scatter(const In &in, Out &&out, Op op = Op::sum) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    blocks_of(std::ranges::size(out), std::ranges::size(in), "reduce_scatter");
+    detail::check(braid_reduce_scatter(std::ranges::data(in), std::ranges::data(out),
+                                       std::ranges::size(out), dtype_of<elem<In>>::value,
+                                       static_cast<braid_op_t>(op), c_));
+  }
+  // alltoall: in and out hold size() blocks each; block j of `in` goes to rank j.
+  template <Buffer In, Buffer Out>
+  void alltoall(const In &in, Out &&out) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    same_size(std::ranges::size(in), std::ranges::size(out));
+    const std::size_t block = block_of(std::ranges::size(in), "alltoall");
+    detail::check(braid_alltoall(std::ranges::data(in), std::ranges::data(out), block,
+                                 dtype_of<elem<In>>::value, c_));
+  }
+  template <Buffer R>
+  void alltoall(R &&inout) const {
+    const std::size_t block = block_of(std::ranges::size(inout), "alltoall");
+    detail::check(braid_alltoall(std::ranges::data(inout), std::ranges::data(inout), block,
+                                 dtype_of<elem<R>>::value, c_));
+  }
+  template <Buffer In, Buffer Out>
+  void alltoallv(const In &in, const std::vector<std::size_t> &sendcounts,
+                 const std::vector<std::size_t> &sdispls, Out &&out,
+                 const std::vector<std::size_t> &recvcounts,
+                 const std::vector<std::size_t> &rdispls) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    for (std::size_t n : {sendcounts.size(), sdispls.size(), recvcounts.size(), rdispls.size()})
+      per_rank(n, "alltoallv counts and displacements");
+    fits(sendcounts, sdispls, std::ranges::size(in), "alltoallv send");
+    fits(recvcounts, rdispls, std::ranges::size(out), "alltoallv receive");
+    detail::check(braid_alltoallv(std::ranges::data(in), sendcounts.data(), sdispls.data(),
+                                  std::ranges::data(out), recvcounts.data(), rdispls.data(),
+                                  dtype_of<elem<In>>::value, c_));
+  }
+  // gather: at the root, out holds size() blocks of in.size() elements (ignored elsewhere).
+  template <Buffer In, Buffer Out>
+  void gather(const In &in, Out &&out, int root) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    if (rank() == root) blocks_of(std::ranges::size(in), std::ranges::size(out), "gather");
+    detail::check(braid_gather(std::ranges::data(in), std::ranges::data(out), std::ranges::size(in),
+                               dtype_of<elem<In>>::value, root, c_));
+  }
+  // scatter: at the root, in holds size() blocks of out.size() elements (ignored elsewhere).
+  template <Buffer In, Buffer Out>
+  void scatter(const In &in, Out &&out, int root) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    if (rank() == root) blocks_of(std::ranges::size(out), std::ranges::size(in), "scatter");
+    detail::check(braid_scatter(std::ranges::data(in), std::ranges::data(out),
+                                std::ranges::size(out), dtype_of<elem<In>>::value, root, c_));
+  }
+  [[nodiscard]] Request ibarrier() const {
+    braid_request_t r = nullptr;
+    detail::check(braid_ibarrier(c_, &r));
+    return Request(r);
+  }
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request iallgather(const In &in, Out &&out) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    blocks_of(std::ranges::size(in), std::ranges::size(out), "iallgather");
+    braid_request_t r = nullptr;
+    detail::check(braid_iallgather(std::ranges::data(in), std::ranges::data(out),
+                                   std::ranges::size(in), dtype_of<elem<In>>::value, c_, &r));
+    return Request(r);
+  }
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request ireduce_scatter(const In &in, Out &&out, Op op = Op::sum) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    blocks_of(std::ranges::size(out), std::ranges::size(in), "ireduce_scatter");
+    braid_request_t r = nullptr;
+    detail::check(braid_ireduce_scatter(std::ranges::data(in), std::ranges::data(out),
+                                        std::ranges::size(out), dtype_of<elem<In>>::value,
+                                        static_cast<braid_op_t>(op), c_, &r));
+    return Request(r);
+  }
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request ialltoall(const In &in, Out &&out) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    same_size(std::ranges::size(in), std::ranges::size(out));
+    const std::size_t block = block_of(std::ranges::size(in), "ialltoall");
+    braid_request_t r = nullptr;
+    detail::check(braid_ialltoall(std::ranges::data(in), std::ranges::data(out), block,
+                                  dtype_of<elem<In>>::value, c_, &r));
+    return Request(r);
+  }
+
  private:
+  template <typename R>
+  using elem = std::ranges::range_value_t<R>;
+  // `total` must be size() blocks of `block` elements.
+  void blocks_of(std::size_t block, std::size_t total, const char *what) const {
+    const auto n = static_cast<std::size_t>(size());
+    if (block * n != total)
+      throw Error(BRAID_ERR_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(total) +
+                                                  " elements are not " + std::to_string(size()) +
+                                                  " blocks of " + std::to_string(block));
+  }
+  std::size_t block_of(std::size_t total, const char *what) const {
+    const auto n = static_cast<std::size_t>(size());
+    if (n == 0 || total % n != 0)
+      throw Error(BRAID_ERR_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(total) +
+                                                  " elements do not divide into " +
+                                                  std::to_string(size()) + " blocks");
+    return total / n;
+  }
+  void per_rank(std::size_t n, const char *what) const {
+    if (n != static_cast<std::size_t>(size()))
+      throw Error(BRAID_ERR_INVALID_ARGUMENT, std::string(what) + " have " + std::to_string(n) +
+                                                  " entries for " + std::to_string(size()) +
+                                                  " ranks");
+  }
+  static void fits(const std::vector<std::size_t> &counts, const std::vector<std::size_t> &displs,
+                   std::size_t have, const char *what) {
+    for (std::size_t r = 0; r < counts.size(); ++r)
+      if (counts[r] > 0 && (displs[r] > have || counts[r] > have - displs[r]))
+        throw Error(BRAID_ERR_INVALID_ARGUMENT,
+                    std::string(what) + ": block " + std::to_string(r) + " (" +
+                        std::to_string(counts[r]) + " at " + std::to_string(displs[r]) +
+                        ") is past the buffer's " + std::to_string(have) + " elements");
+  }
   static void same_size(std::size_t in, std::size_t out) {
     if (in != out)
-      throw Error(BRAID_ERR_INVALID_ARGUMENT, "allreduce: input has " + std::to_string(in) +
-                                                  " elements but output has " +
-                                                  std::to_string(out));
+      throw Error(
+          BRAID_ERR_INVALID_ARGUMENT,
+          "input has " + std::to_string(in) + " elements but output has " + std::to_string(out));
   }
   struct owned_tag {};
   Comm(braid_comm_t c, owned_tag)

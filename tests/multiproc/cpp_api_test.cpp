@@ -104,5 +104,66 @@ TEST(CppApi, SplitAndDupOwnTheirCommunicators) {
   }
 }
 
+TEST(CppApi, TypedFormsOfTheWholeSet) {
+  const int n = size();
+  const auto un = static_cast<size_t>(n);
+  braid::Comm c = comm();
+  // reduce to the last rank, out of place and in place.
+  std::vector<int64_t> in(5, rank() + 1), out(5, -1);
+  c.reduce(in, out, braid::Op::sum, n - 1);
+  if (rank() == n - 1) {
+    EXPECT_EQ(out[4], n * (n + 1) / 2);
+  }
+  c.reduce(in, braid::Op::max, 0);
+  if (rank() == 0) {
+    EXPECT_EQ(in[0], n);
+  }
+  // allgather, allgatherv
+  std::vector<float> mine(2, static_cast<float>(rank())), all(2 * un);
+  c.allgather(mine, all);
+  for (size_t j = 0; j < all.size(); ++j) EXPECT_EQ(all[j], static_cast<float>(j / 2));
+  std::vector<size_t> counts(un), displs(un);
+  for (size_t r = 0; r < un; ++r) counts[r] = r % 2, displs[r] = r;
+  std::vector<double> some(static_cast<size_t>(rank() % 2), 1.5 * rank()), got(un, -1.0);
+  c.allgatherv(some, got, counts, displs);
+  for (size_t r = 0; r < un; ++r) EXPECT_EQ(got[r], r % 2 ? 1.5 * static_cast<double>(r) : -1.0);
+  // reduce_scatter
+  std::vector<int32_t> blocks(3 * un, 2), share(3);
+  c.reduce_scatter(blocks, share, braid::Op::sum);
+  for (int32_t x : share) EXPECT_EQ(x, 2 * n);
+  // alltoall out of place and in place
+  std::vector<uint32_t> a2a(un), back(un);
+  for (size_t j = 0; j < un; ++j)
+    a2a[j] = static_cast<uint32_t>(rank() * 100) + static_cast<uint32_t>(j);
+  c.alltoall(a2a, back);
+  for (size_t j = 0; j < un; ++j) EXPECT_EQ(back[j], j * 100 + static_cast<size_t>(rank()));
+  c.alltoall(a2a);
+  EXPECT_EQ(a2a, back);
+  // gather and scatter from rank 0
+  std::vector<int8_t> g(un, -1), one(1, static_cast<int8_t>(rank()));
+  c.gather(one, g, 0);
+  if (rank() == 0) {
+    for (size_t j = 0; j < un; ++j) EXPECT_EQ(g[j], static_cast<int8_t>(j));
+  }
+  std::vector<int8_t> piece(1, -1);
+  c.scatter(g, piece, 0);
+  EXPECT_EQ(piece[0], static_cast<int8_t>(rank()));
+  // non-blocking
+  std::vector<float> all2(2 * un);
+  braid::Request r1 = c.iallgather(mine, all2);
+  braid::Request r2 = c.ibarrier();
+  r2.wait();
+  r1.wait();
+  EXPECT_EQ(all2, all);
+  // Sizes that cannot be right are refused before anything is sent.
+  std::vector<float> wrong(2 * un + 1);
+  try {
+    c.allgather(mine, wrong);
+    ADD_FAILURE() << "allgather accepted an output of the wrong size";
+  } catch (const braid::Error &e) {
+    EXPECT_EQ(e.code(), BRAID_ERR_INVALID_ARGUMENT);
+  }
+}
+
 }  // namespace
 }  // namespace mp
