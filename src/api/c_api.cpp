@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/coll_calls.hpp"
@@ -116,6 +117,7 @@ template <typename Start>
 braid_result_t blocking(braid_comm_t comm, Start &&start) {
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
+    braid::detail::Comm::Use use(c);
     braid::detail::finish(c, start(c));
   });
 }
@@ -126,6 +128,7 @@ braid_result_t nonblocking(const char *what, braid_comm_t comm, braid_request_t 
   return guarded([&] {
     if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, what, ": req is NULL");
     braid::detail::Comm &c = checked(comm);
+    braid::detail::Comm::Use use(c);
     *req = make_request(comm, c, start(c));
   });
 }
@@ -182,7 +185,9 @@ braid_result_t braid_comm_split(braid_comm_t comm, int color, int key, braid_com
     if (newcomm == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_split: newcomm is NULL");
     *newcomm = nullptr;
-    braid::detail::Comm *child = braid::detail::split(checked(comm), color, key);
+    braid::detail::Comm &parent = checked(comm);
+    braid::detail::Comm::Use use(parent);
+    braid::detail::Comm *child = braid::detail::split(parent, color, key);
     if (child == nullptr) return;
     std::lock_guard lock(g_mutex);
     *newcomm = new_handle(child);
@@ -195,6 +200,7 @@ braid_result_t braid_comm_dup(braid_comm_t comm, braid_comm_t *newcomm) {
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_dup: newcomm is NULL");
     *newcomm = nullptr;
     braid::detail::Comm &parent = checked(comm);
+    braid::detail::Comm::Use use(parent);
     braid::detail::Comm *child = braid::detail::split(parent, 0, parent.rank);
     std::lock_guard lock(g_mutex);
     *newcomm = new_handle(child);
@@ -206,6 +212,14 @@ braid_result_t braid_comm_free(braid_comm_t *comm) {
     if (comm == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_free: comm is NULL");
     braid::detail::Comm &c = checked(*comm);
+    // Claimed and never released: it is destroyed below (or released on a refusal).
+    while (!c.try_claim()) std::this_thread::yield();
+    struct ReleaseUnlessFreed {
+      braid::detail::Comm *c;
+      ~ReleaseUnlessFreed() {
+        if (c != nullptr) c->release();
+      }
+    } guard{&c};
     if (c.context == 0)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
                           "braid_comm_free: the world communicator is freed by braid_finalize");
@@ -216,6 +230,7 @@ braid_result_t braid_comm_free(braid_comm_t *comm) {
                           "(braid_wait or braid_test them first)");
     std::lock_guard lock(g_mutex);
     retire_handle(*comm);
+    guard.c = nullptr;
     c.process.destroy(&c);
     *comm = nullptr;
   });
@@ -237,6 +252,7 @@ const char *braid_comm_transport(braid_comm_t comm) {
 braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size_t *n) {
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
+    braid::detail::Comm::Use use(c);
     if (n == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_counters: n is NULL");
     if (*n > 0 && out == nullptr)
@@ -265,6 +281,7 @@ braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                braid_dtype_t dtype, braid_op_t op, braid_comm_t comm) {
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
+    braid::detail::Comm::Use use(c);
     braid::detail::finish(c, braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
   });
 }
@@ -273,6 +290,7 @@ braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t dtype, int
                                braid_comm_t comm) {
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
+    braid::detail::Comm::Use use(c);
     braid::detail::finish(c, braid::detail::start_broadcast(c, buf, count, dtype, root));
   });
 }
@@ -280,6 +298,7 @@ braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t dtype, int
 braid_result_t braid_barrier(braid_comm_t comm) {
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
+    braid::detail::Comm::Use use(c);
     braid::detail::finish(c, braid::detail::start_barrier(c));
   });
 }
@@ -290,6 +309,7 @@ braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count
   return guarded([&] {
     if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "iallreduce: req is NULL");
     braid::detail::Comm &c = checked(comm);
+    braid::detail::Comm::Use use(c);
     *req = make_request(comm, c,
                         braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
   });
@@ -300,6 +320,7 @@ braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, in
   return guarded([&] {
     if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "ibroadcast: req is NULL");
     braid::detail::Comm &c = checked(comm);
+    braid::detail::Comm::Use use(c);
     *req = make_request(comm, c, braid::detail::start_broadcast(c, buf, count, dtype, root));
   });
 }
@@ -423,7 +444,9 @@ braid_result_t braid_test(braid_request_t *req, int *done) {
     braid_request_t r = *req;
     *done = 0;
     if (r->collective && !r->collective->finished()) {
-      request_comm(r).scheduler->progress();
+      braid::detail::Comm &c = request_comm(r);
+      braid::detail::Comm::Use use(c);
+      c.scheduler->progress();
     }
     finished = !r->collective || r->collective->finished();
   });
@@ -437,7 +460,11 @@ braid_result_t braid_wait(braid_request_t *req) {
     if (req == nullptr || *req == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_wait: NULL request");
     braid_request_t r = *req;
-    if (r->collective) request_comm(r).scheduler->wait(*r->collective);
+    if (r->collective) {
+      braid::detail::Comm &c = request_comm(r);
+      braid::detail::Comm::Use use(c);
+      c.scheduler->wait(*r->collective);
+    }
   });
   if (rc != BRAID_SUCCESS) return rc;
   return complete(req);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/comm_node.hpp"
@@ -33,6 +34,24 @@ class Comm {
   // Hands the communicator its node-local resources (collectives started later use them).
   void attach_node(std::unique_ptr<CommNode> node);
 
+  // One thread at a time works on a communicator: its API calls (Use, blocking) and another
+  // thread's idle wait progressing it (try_claim, skipping it when taken).
+  bool try_claim() { return !busy_.exchange(true, std::memory_order_acquire); }
+  void release() { busy_.store(false, std::memory_order_release); }
+  class Use {
+   public:
+    explicit Use(Comm &c) : c_(c) {
+      while (!c.try_claim()) std::this_thread::yield();
+      c.process.note_thread();
+    }
+    Use(const Use &) = delete;
+    Use &operator=(const Use &) = delete;
+    ~Use() { c_.release(); }
+
+   private:
+    Comm &c_;
+  };
+
   Process &process;
   const std::vector<int> members;
   const int rank;
@@ -52,6 +71,7 @@ class Comm {
   size_t open_requests = 0;  // non-blocking calls not yet completed through wait/test
   CallLog calls;
   std::unique_ptr<ControlWatch> watch;
+  std::atomic<bool> busy_{false};
   // Declared last, destroyed first: its collectives use the node channel, the members and the
   // watch.
   std::unique_ptr<coll::Scheduler> scheduler;

@@ -26,22 +26,31 @@ std::vector<int64_t> exchange_colors(Comm &parent, int color, int key) {
   return pairs;
 }
 
-// The context ids used by any parent rank (a superset of those used by the child's members,
-// which is what matters: no two of them may share two communicators with one id).
-std::vector<uint8_t> contexts_in_use(Comm &parent) {
-  Process &p = parent.process;
-  std::vector<uint8_t> used(p.used_contexts.size());
-  for (size_t i = 0; i < used.size(); ++i) used[i] = p.used_contexts.test(i) ? 1 : 0;
-  finish(parent,
-         start_allreduce(parent, used.data(), used.data(), used.size(), BRAID_UINT8, BRAID_MAX));
-  return used;
-}
-
 // Whether every member of `comm` passes true: an allreduce (min).
 bool comm_agrees(Comm &comm, bool ok) {
   uint8_t v = ok ? 1 : 0;
   finish(comm, start_allreduce(comm, &v, &v, 1, BRAID_UINT8, BRAID_MIN));
   return v != 0;
+}
+
+// A context id no parent rank uses, reserved on this rank: the lowest free in the union of every
+// parent rank's ids (the same on every member, which all see the same union; a superset of the
+// members' ids, which is what matters: no two members may share two communicators with one
+// id). Another thread's split may reserve an id between the union and the reservation, so the
+// ranks then agree whether all reserved it, and try again if not. -1 when none is free.
+int agree_on_context(Comm &parent) {
+  Process &p = parent.process;
+  for (;;) {
+    std::vector<uint8_t> used = p.contexts_in_use();
+    finish(parent,
+           start_allreduce(parent, used.data(), used.data(), used.size(), BRAID_UINT8, BRAID_MAX));
+    const auto free_id = std::find(used.begin(), used.end(), 0);
+    if (free_id == used.end()) return -1;
+    const auto id = static_cast<size_t>(free_id - used.begin());
+    const bool mine = p.reserve_context(id);
+    if (comm_agrees(parent, mine)) return static_cast<int>(id);
+    if (mine) p.release_context(id);
+  }
 }
 
 }  // namespace
@@ -51,8 +60,14 @@ Comm *split(Comm &parent, int color, int key) {
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", parent.rank, ": comm_split: color ", color,
          " is negative (only BRAID_UNDEFINED is allowed)");
   const std::vector<int64_t> pairs = exchange_colors(parent, color, key);
-  const std::vector<uint8_t> used = contexts_in_use(parent);
+  // Every parent rank takes part, whatever its color: the union is over all of them.
+  const int context = agree_on_context(parent);
+  if (context < 0)
+    fail(BRAID_ERR_UNSUPPORTED, "rank ", parent.rank, ": comm_split: every one of the ",
+         coll::Scheduler::kMaxContexts,
+         " context ids is in use by some rank; free communicators first");
   if (color == BRAID_UNDEFINED) {
+    parent.process.release_context(static_cast<size_t>(context));
     // The children's node setup agrees over the parent (setup_comm_node calls agree twice).
     comm_agrees(parent, true);
     comm_agrees(parent, true);
@@ -72,17 +87,8 @@ Comm *split(Comm &parent, int color, int key) {
     if (r == parent.rank) me = static_cast<int>(members.size());
     members.push_back(parent.members[static_cast<size_t>(r)]);
   }
-  // The lowest id nobody uses: the same on every member, which all saw the same `used`.
-  const auto free_id = std::find(used.begin(), used.end(), 0);
-  if (free_id == used.end())
-    fail(BRAID_ERR_UNSUPPORTED, "rank ", parent.rank, ": comm_split: every one of the ",
-         used.size(), " context ids is in use by some rank; free communicators first");
-  const auto context = static_cast<uint32_t>(free_id - used.begin());
-
   Process &p = parent.process;
-  p.comms.push_back(std::make_unique<Comm>(p, members, me, context));
-  p.used_contexts.set(context);
-  Comm *child = p.comms.back().get();
+  Comm *child = &p.add(std::make_unique<Comm>(p, members, me, static_cast<uint32_t>(context)));
   try {
     const EnvConfig &config = p.world->config;
     child->attach_node(setup_comm_node(p.nodes, members, me, config.job_key, cat("comm", context),

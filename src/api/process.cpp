@@ -32,13 +32,58 @@ bool oversubscribed(int local_size) {
 }  // namespace
 
 void Process::progress_others(const Comm *except) {
-  for (const std::unique_ptr<Comm> &c : comms)
-    if (c.get() != except && c->scheduler->active() > 0) c->scheduler->progress();
+  std::lock_guard lock(mutex);
+  for (const std::unique_ptr<Comm> &c : comms) {
+    // Only a communicator no thread is using now: its owner may be in a call on it.
+    if (c.get() == except || !c->try_claim()) continue;
+    if (c->scheduler->active() > 0) c->scheduler->progress();
+    c->release();
+  }
+}
+
+Comm &Process::add(std::unique_ptr<Comm> comm) {
+  std::lock_guard lock(mutex);
+  comms.push_back(std::move(comm));
+  live_comms.store(comms.size(), std::memory_order_relaxed);
+  return *comms.back();
+}
+
+bool Process::reserve_context(size_t id) {
+  std::lock_guard lock(mutex);
+  if (id >= used_contexts.size() || used_contexts.test(id)) return false;
+  used_contexts.set(id);
+  return true;
+}
+
+void Process::release_context(size_t id) {
+  std::lock_guard lock(mutex);
+  used_contexts.reset(id);
+}
+
+std::vector<uint8_t> Process::contexts_in_use() {
+  std::lock_guard lock(mutex);
+  std::vector<uint8_t> used(used_contexts.size());
+  for (size_t i = 0; i < used.size(); ++i) used[i] = used_contexts.test(i) ? 1 : 0;
+  return used;
 }
 
 void Process::destroy(Comm *comm) {
-  used_contexts.reset(comm->context);
-  std::erase_if(comms, [comm](const std::unique_ptr<Comm> &c) { return c.get() == comm; });
+  std::unique_ptr<Comm> doomed;
+  {
+    std::lock_guard lock(mutex);
+    used_contexts.reset(comm->context);
+    for (std::unique_ptr<Comm> &c : comms)
+      if (c.get() == comm) doomed = std::move(c);
+    std::erase(comms, nullptr);
+    live_comms.store(comms.size(), std::memory_order_relaxed);
+  }
+  // Torn down outside the lock: cancelling its requests talks to the transport.
+  doomed.reset();
+}
+
+void Process::mark_threaded() {
+  threaded_.store(true, std::memory_order_relaxed);
+  world->transport->set_shared_by_threads();
 }
 
 Process::~Process() {
@@ -70,8 +115,8 @@ std::unique_ptr<Process> create_process(const EnvLookup &env) {
   // agrees over the bootstrap, comes first.
   if (std::optional<bs::Star> star = bootstrap.take_star())
     p->control = std::make_unique<ControlPlane>(std::move(*star), config.rank, config.size);
-  p->comms.push_back(std::make_unique<Comm>(*p, std::move(everyone), config.rank, 0));
   p->used_contexts.set(0);
+  p->add(std::make_unique<Comm>(*p, std::move(everyone), config.rank, 0));
   p->world_comm().attach_node(std::move(node));
   return p;
 }

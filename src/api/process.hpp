@@ -4,8 +4,11 @@
 // it: a rank map, a context id, a sequence and a scheduler; split and dup open no connection.
 #pragma once
 
+#include <atomic>
 #include <bitset>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "comm/world.hpp"
@@ -27,16 +30,39 @@ struct Process {
   // member uses, so two ranks sharing two communicators always tell their messages apart.
   std::bitset<coll::Scheduler::kMaxContexts> used_contexts;
   std::vector<std::unique_ptr<Comm>> comms;  // live communicators, the world first
+  std::atomic<size_t> live_comms{0};
+  // Guards comms and used_contexts: split and free may run in one thread while another
+  // thread's idle wait walks the communicators.
+  std::mutex mutex;
   // Declared last, destroyed first: communicators' watches refer to it.
   std::unique_ptr<ControlPlane> control;
 
   Comm &world_comm() { return *comms.front(); }
+  // Adds a communicator made by split (context already reserved), under the mutex.
+  Comm &add(std::unique_ptr<Comm> comm);
+  // Reserves context id `id` if this process does not use it (another thread's split may have
+  // taken it since `used` was gathered); release_context gives it back.
+  bool reserve_context(size_t id);
+  void release_context(size_t id);
+  // A snapshot of used_contexts, one byte per id.
+  std::vector<uint8_t> contexts_in_use();
+  // Called by every API call: from the first call made by a second thread on, the transport
+  // is told it is shared by threads.
+  void note_thread() {
+    if (!threaded_.load(std::memory_order_relaxed) && std::this_thread::get_id() != first_thread_)
+      mark_threaded();
+  }
   // Progresses the collectives in flight on every communicator but `except` (see
   // Scheduler::set_idle_hook).
   void progress_others(const Comm *except);
   // Frees a communicator that is not the world (the caller checked it may be freed).
   void destroy(Comm *comm);
   ~Process();
+
+ private:
+  void mark_threaded();
+  std::thread::id first_thread_ = std::this_thread::get_id();
+  std::atomic<bool> threaded_{false};
 };
 
 // Builds the world and its communicator from the environment, and the selection table from

@@ -99,6 +99,7 @@ void Transport::raise(int code, const char *what) {
 
 braid_transport_req_t Transport::isend(int peer, uint64_t tag, const void *buf, size_t bytes,
                                        braid_transport_mr_t mr) {
+  std::lock_guard lock(mutex_);
   braid_transport_req_t req = nullptr;
   int rc = ops_->isend(ctx_, peer, tag, buf, bytes, mr, &req);
   if (rc != BRAID_SUCCESS) raise(rc, "send");
@@ -107,6 +108,7 @@ braid_transport_req_t Transport::isend(int peer, uint64_t tag, const void *buf, 
 
 braid_transport_req_t Transport::irecv(int peer, uint64_t tag, void *buf, size_t bytes,
                                        braid_transport_mr_t mr) {
+  std::lock_guard lock(mutex_);
   braid_transport_req_t req = nullptr;
   int rc = ops_->irecv(ctx_, peer, tag, buf, bytes, mr, &req);
   if (rc != BRAID_SUCCESS) raise(rc, "receive");
@@ -114,6 +116,7 @@ braid_transport_req_t Transport::irecv(int peer, uint64_t tag, void *buf, size_t
 }
 
 bool Transport::test(braid_transport_req_t req, size_t *bytes) {
+  std::lock_guard lock(mutex_);
   int done = 0;
   int rc = ops_->test(ctx_, req, &done, bytes);
   if (rc != BRAID_SUCCESS) raise(rc, "completion");
@@ -121,6 +124,7 @@ bool Transport::test(braid_transport_req_t req, size_t *bytes) {
 }
 
 void Transport::progress() {
+  std::lock_guard lock(mutex_);
   int rc = ops_->progress(ctx_);
   if (rc != BRAID_SUCCESS) raise(rc, "progress");
   if (!abandoned_.empty()) {
@@ -138,6 +142,7 @@ void Transport::progress() {
 }
 
 void Transport::abandon(braid_transport_req_t req) noexcept {
+  std::lock_guard lock(mutex_);
   try {
     abandoned_.push_back(req);
   } catch (...) {
@@ -146,15 +151,17 @@ void Transport::abandon(braid_transport_req_t req) noexcept {
 }
 
 void Transport::wait(int timeout_ms) {
-  if (ops_->wait == nullptr) {
+  if (ops_->wait == nullptr || shared_by_threads_.load(std::memory_order_relaxed)) {
     usleep(100);
     return;
   }
+  std::lock_guard lock(mutex_);
   int rc = ops_->wait(ctx_, timeout_ms);
   if (rc != BRAID_SUCCESS) raise(rc, "wait");
 }
 
 void Transport::cancel(braid_transport_req_t req) noexcept {
+  std::lock_guard lock(mutex_);
   if (ops_->cancel(ctx_, req) != BRAID_SUCCESS) {
     log(LogLevel::warn, plugin_.name, " transport cancel: ", err_);
     err_[0] = '\0';
@@ -162,6 +169,7 @@ void Transport::cancel(braid_transport_req_t req) noexcept {
 }
 
 std::vector<braid_transport_counter_t> Transport::counters() {
+  std::lock_guard lock(mutex_);
   std::vector<braid_transport_counter_t> out(64);
   size_t n = out.size();
   if (ops_->counters == nullptr || ops_->counters(ctx_, out.data(), &n) != BRAID_SUCCESS) return {};

@@ -4,7 +4,9 @@
 
 #include <braid/transport.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,9 @@ class Transport {
   // The registration of the braid-allocated region (braid_mem_alloc, scratch) holding
   // [buf, buf + bytes), made on first use; nullptr for other memory or without reg_mr.
   braid_transport_mr_t registration(const void *buf, size_t bytes) {
-    return registrations_ ? registrations_->lookup(buf, bytes) : nullptr;
+    if (!registrations_) return nullptr;
+    std::lock_guard lock(mutex_);
+    return registrations_->lookup(buf, bytes);
   }
   // Registrations made so far (each region once per communicator) and still held.
   size_t registrations_made() const {
@@ -56,12 +60,20 @@ class Transport {
   // freed if it ever completes; otherwise it is left to the plugin's teardown.
   void abandon(braid_transport_req_t req) noexcept;
   std::vector<braid_transport_counter_t> counters();
+  // Once set, calls come from several threads (communicators used by different threads at
+  // once): wait() no longer sleeps inside the plugin, where it would hold the others up.
+  void set_shared_by_threads() { shared_by_threads_.store(true, std::memory_order_relaxed); }
 
  private:
   [[noreturn]] void raise(int code, const char *what);
 
   Plugin plugin_;
   const braid_transport_v1_t *ops_;
+  // Plugins serve one caller at a time (UCX worker in single-thread mode; verbs queues):
+  // every call into the plugin holds this. Only the registration cache's lock is taken under
+  // it.
+  mutable std::recursive_mutex mutex_;
+  std::atomic<bool> shared_by_threads_{false};
   braid_transport_ctx_t ctx_ = nullptr;
   braid_transport_props_t props_{};
   char err_[1024] = {0};

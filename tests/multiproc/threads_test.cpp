@@ -1,0 +1,67 @@
+// Communicators used by different threads at the same time (each by one thread at a time):
+// every thread runs its own collectives on its own communicator while the others run theirs,
+// and every result is checked. The CI's ThreadSanitizer job runs this too.
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+// Collectives of several sizes and kinds on `c`, tagged by `salt` so that a message taken by
+// the wrong communicator shows as a wrong value.
+void work(braid_comm_t c, int salt, int rounds, std::atomic<int> *failures, std::string *why) {
+  const int n = braid_comm_size(c), r = braid_comm_rank(c);
+  for (int k = 0; k < rounds; ++k) {
+    const size_t count = k % 3 == 0 ? 1 : k % 3 == 1 ? 1000 : 40000;
+    std::vector<int64_t> v(count, salt * 1000 + r);
+    if (braid_allreduce(v.data(), v.data(), count, BRAID_INT64, BRAID_SUM, c) != BRAID_SUCCESS) {
+      *why = braid_last_error();
+      ++*failures;
+      return;
+    }
+    const int64_t expect = static_cast<int64_t>(salt) * 1000 * n + n * (n - 1) / 2;
+    if (v[count - 1] != expect) {
+      *why = "allreduce on communicator " + std::to_string(salt) + " gave " +
+             std::to_string(v[count - 1]) + ", expected " + std::to_string(expect);
+      ++*failures;
+      return;
+    }
+    std::vector<int32_t> all(static_cast<size_t>(n), -1);
+    const int32_t mine = salt * 100 + r;
+    if (braid_allgather(&mine, all.data(), 1, BRAID_INT32, c) != BRAID_SUCCESS) {
+      *why = braid_last_error();
+      ++*failures;
+      return;
+    }
+    for (int s = 0; s < n; ++s)
+      if (all[static_cast<size_t>(s)] != salt * 100 + s) {
+        *why = "allgather on communicator " + std::to_string(salt) + " mixed data";
+        ++*failures;
+        return;
+      }
+  }
+}
+
+TEST(Threads, CommunicatorsUsedByTwoThreadsAtOnce) {
+  braid_comm_t a = nullptr, b = nullptr;
+  ASSERT_EQ(braid_comm_dup(world(), &a), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_split(world(), 0, -rank(), &b), BRAID_SUCCESS) << braid_last_error();
+  std::atomic<int> failures{0};
+  std::string why_a, why_b, why_world;
+  std::thread ta(work, a, 1, 60, &failures, &why_a);
+  std::thread tb(work, b, 2, 60, &failures, &why_b);
+  // The main thread keeps the world busy meanwhile.
+  work(world(), 3, 20, &failures, &why_world);
+  ta.join();
+  tb.join();
+  EXPECT_EQ(failures.load(), 0) << why_a << " / " << why_b << " / " << why_world;
+  ASSERT_EQ(braid_comm_free(&a), BRAID_SUCCESS);
+  ASSERT_EQ(braid_comm_free(&b), BRAID_SUCCESS);
+}
+
+}  // namespace
+}  // namespace mp
