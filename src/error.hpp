@@ -24,6 +24,13 @@ class Failure : public std::exception {
   std::string message_;
 };
 
+// A mismatch this rank saw in full (both sides' arguments, e.g. in shared-memory call records):
+// the message already explains it, and it is told to the other ranks as it is.
+class Disagreement : public Failure {
+ public:
+  explicit Disagreement(std::string message) : Failure(BRAID_ERR_MISMATCH, std::move(message)) {}
+};
+
 // Concatenates anything streamable: cat("rank ", r, " sent ", n, " bytes").
 template <typename... Args>
 std::string cat(Args &&...args) {

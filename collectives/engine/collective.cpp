@@ -43,6 +43,9 @@ bool Collective::advance(bool *progressed) {
       return true;
     }
     ctx_.check_deadline();
+  } catch (const detail::Disagreement &d) {
+    disagreement_ = true;
+    finish(d.code(), label_.str() + ": " + d.message());
   } catch (const detail::Failure &f) {
     finish(f.code(), label_.str() + ": " + f.message());
   } catch (const std::bad_alloc &) {

@@ -50,6 +50,8 @@ class Collective {
   // path), so it needs no further diagnosis.
   void mark_explained() { explained_ = true; }
   bool explained() const { return explained_; }
+  // The failure is a disagreement this rank saw in full (detail::Disagreement).
+  bool disagreement() const { return disagreement_; }
   braid_result_t result() const { return result_; }
   const std::string &message() const { return message_; }
   const CallLabel &label() const { return label_; }
@@ -66,6 +68,7 @@ class Collective {
   bool started_ = false;
   bool finished_ = false;
   bool explained_ = false;
+  bool disagreement_ = false;
   braid_result_t result_ = BRAID_SUCCESS;
   std::string message_;
 };

@@ -30,6 +30,9 @@ class PeerWatch {
   virtual std::optional<std::string> notice_for(uint64_t seq) const = 0;
   // Every notice still remembered: (sequence number, text).
   virtual std::vector<std::pair<uint64_t, std::string>> notices() const = 0;
+  // Tells every rank that the ranks disagree about call #seq (`text` says how); returns once
+  // it is on its way, so a rank that exits right after its error has told the others.
+  virtual void announce(uint64_t seq, const std::string &text) = 0;
   // Asks every rank about collective `label` (blocks briefly). Returns the failure that
   // explains why it cannot complete: MISMATCH naming both sides when the ranks called
   // different things, PEER_FAILED when a rank is gone, and, when `timed_out`, TIMEOUT naming

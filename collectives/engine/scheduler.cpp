@@ -82,7 +82,10 @@ std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn
   auto c = std::make_shared<Collective>(transport_, scratch_, rank_, size_, tag_base, timeout_s_,
                                         label, algorithm, args, node_, members_);
   bool progressed = false;
-  if (!c->advance(&progressed)) active_.push_back(c);
+  if (!c->advance(&progressed))
+    active_.push_back(c);
+  else if (watch_ && c->result() != BRAID_SUCCESS)
+    explain_failures({c});
   return c;
 }
 
@@ -119,6 +122,13 @@ bool Scheduler::progress() {
 }
 
 void Scheduler::watch_peers() {
+  // Notices first: a rank that reported a disagreement and then exited has told the others
+  // about the disagreement before they saw it leave, and that is what explains the failure.
+  const uint64_t gen = watch_->notice_generation();
+  if (gen != notices_seen_) {
+    notices_seen_ = gen;
+    apply_notices();
+  }
   if (watch_->peer_failed()) {
     if (active_.empty()) return;
     const std::string why = watch_->peer_failure();
@@ -127,11 +137,10 @@ void Scheduler::watch_peers() {
       c->abort(BRAID_ERR_PEER_FAILED, why, failed);
       c->mark_explained();
     }
-    return;
   }
-  const uint64_t gen = watch_->notice_generation();
-  if (gen == notices_seen_) return;
-  notices_seen_ = gen;
+}
+
+void Scheduler::apply_notices() {
   for (const auto &[seq, text] : watch_->notices()) {
     bool in_flight = false;
     for (auto &c : active_)
@@ -170,6 +179,15 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
     const braid_result_t rc = c->result();
     if (c->explained()) continue;
     if (rc != BRAID_ERR_TIMEOUT && rc != BRAID_ERR_TRANSPORT && rc != BRAID_ERR_MISMATCH) continue;
+    // A disagreement this rank saw itself in shared memory (call records) already names both
+    // sides: it is told to the others at once, before this rank can return and exit.
+    const std::string prefix = c->label().str() + ": ";
+    if (c->disagreement()) {
+      watch_->announce(c->label().seq, c->message().substr(prefix.size()));
+      c->mark_explained();
+      note_result(*c);
+      continue;
+    }
     std::optional<detail::Failure> why = watch_->diagnose(c->label(), rc == BRAID_ERR_TIMEOUT);
     if (why) {
       if (why->code() == BRAID_ERR_TIMEOUT)
@@ -177,6 +195,11 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
       else
         c->rewrite(why->code(), c->label().str() + ": " + why->message());
     }
+    // diagnose() announced what it found; a mismatch it could not explain (a message of the
+    // wrong size) is told as it was seen.
+    if (c->result() == BRAID_ERR_MISMATCH && !why)
+      watch_->announce(c->label().seq,
+                       c->message().substr(std::min(prefix.size(), c->message().size())));
     note_result(*c);
   }
 }

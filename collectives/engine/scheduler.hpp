@@ -86,6 +86,7 @@ class Scheduler {
   std::chrono::steady_clock::time_point next_check_{};
 
   void watch_peers();
+  void apply_notices();
   void explain_failures(const std::vector<std::shared_ptr<Collective>> &finished);
   void suspect_stall(std::chrono::steady_clock::time_point now);
   NodeChannel *node_;

@@ -78,7 +78,7 @@ void compare_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, int 
   // The message is only worded when the calls differ: formatting costs more than the call.
   if (same_call(mine, theirs)) return;
   std::string why = difference(ch.world_rank(ch.me()), mine, ch.world_rank(s), theirs);
-  if (!why.empty()) detail::fail(BRAID_ERR_MISMATCH, why);
+  if (!why.empty()) throw detail::Disagreement(why);
 }
 
 FlagWait entered(NodeChannel &ch, int s, uint32_t turn) {

@@ -101,14 +101,17 @@ std::optional<std::vector<ctl::RankAnswer>> ControlPlane::query(uint64_t seq, do
   return answers;
 }
 
-void ControlPlane::announce(uint64_t seq, const std::string &text) {
+void ControlPlane::announce(uint64_t seq, const std::string &text, double timeout_s) {
   if (size_ == 1) return;
-  {
-    std::lock_guard lock(mutex_);
-    if (done_ || root_gone_) return;
-    commands_.push_back({Command::Kind::notice, 0, seq, text});
-  }
+  std::unique_lock lock(mutex_);
+  if (done_ || root_gone_) return;
+  commands_.push_back({Command::Kind::notice, 0, seq, text});
+  const uint64_t mine = ++notices_queued_;
+  lock.unlock();
   wake();
+  lock.lock();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  changed_.wait_until(lock, until, [&] { return notices_sent_ >= mine || done_ || root_gone_; });
 }
 
 std::optional<std::string> ControlPlane::notice_for(uint64_t seq) const {
@@ -189,6 +192,11 @@ void ControlPlane::run_commands() {
           forward_notice(c.seq, c.text, nullptr);
         else
           send(links_[0], {ctl::MsgType::notice, 0, c.seq, 0, c.text, {}});
+        {
+          std::lock_guard lock(mutex_);
+          ++notices_sent_;
+        }
+        changed_.notify_all();
         break;
       case Command::Kind::leave:
         if (rank_ == 0)

@@ -57,8 +57,10 @@ class ControlPlane {
   std::optional<std::vector<ctl::RankAnswer>> query(uint64_t seq, double timeout_s);
 
   // Tells every rank that the ranks disagreed about #seq (so ranks still waiting in it fail
-  // at once rather than at their own suspicion check).
-  void announce(uint64_t seq, const std::string &text);
+  // at once rather than at their own suspicion check). Returns once the notice has been
+  // written to the control connections (or after timeout_s): a rank that exits right after
+  // its error must not leave the others to see only that it is gone.
+  void announce(uint64_t seq, const std::string &text, double timeout_s = 1.0);
   // Bumped at every notice received; cheap to poll.
   uint64_t notice_generation() const noexcept {
     return notices_gen_.load(std::memory_order_acquire);
@@ -132,8 +134,10 @@ class ControlPlane {
   std::string failure_text_;
   int failed_rank_ = -1;
   uint64_t next_request_ = 1;
-  bool done_ = false;       // bye received/sent, or rank 0 gone: the thread has ended
-  bool root_gone_ = false;  // ranks > 0: the connection to rank 0 is lost
+  uint64_t notices_queued_ = 0;  // notices handed to the thread
+  uint64_t notices_sent_ = 0;    // ... and written by it
+  bool done_ = false;            // bye received/sent, or rank 0 gone: the thread has ended
+  bool root_gone_ = false;       // ranks > 0: the connection to rank 0 is lost
   bool stop_ = false;
 
   std::atomic<bool> failed_{false};

@@ -4,8 +4,8 @@
 
 #include "bootstrap/text.hpp"
 #include "engine/coll_args.hpp"
-#include "log.hpp"
 #include "kernels/dtype.hpp"
+#include "log.hpp"
 
 namespace braid::detail {
 namespace {
@@ -83,9 +83,12 @@ std::vector<std::pair<uint64_t, std::string>> ControlWatch::notices() const {
 }
 
 std::optional<Failure> ControlWatch::diagnose(const coll::CallLabel &label, bool timed_out) {
+  // A disagreement another rank reported explains more than its leaving afterwards.
+  if (auto text = notice_for(label.seq)) return Failure(BRAID_ERR_MISMATCH, *text);
   if (control_.failed()) return Failure(BRAID_ERR_PEER_FAILED, control_.failure_text());
   const uint64_t key = call_key(context_, label.seq);
   std::optional<std::vector<ctl::RankAnswer>> world = control_.query(key, kQuerySeconds);
+  if (auto text = notice_for(label.seq)) return Failure(BRAID_ERR_MISMATCH, *text);
   if (control_.failed()) return Failure(BRAID_ERR_PEER_FAILED, control_.failure_text());
   if (!world) return std::nullopt;
   // The members' answers, renumbered as communicator ranks.

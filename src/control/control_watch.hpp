@@ -27,6 +27,9 @@ class ControlWatch final : public coll::PeerWatch {
     return control_.notice_for(call_key(context_, seq));
   }
   std::vector<std::pair<uint64_t, std::string>> notices() const override;
+  void announce(uint64_t seq, const std::string &text) override {
+    control_.announce(call_key(context_, seq), text);
+  }
   std::optional<Failure> diagnose(const coll::CallLabel &label, bool timed_out) override;
 
  private:

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <thread>
 
@@ -165,9 +166,15 @@ INSTANTIATE_TEST_SUITE_P(Faults, KillUnderBraidrun,
 struct MismatchCase {
   std::string what;
   int size;
-  std::string expect;     // in every rank's message; {odd} is the last rank
-  std::string comm = "";  // BRAID_FAULT_COMM: "" (the world), "dup" or "reversed"
+  std::string expect;            // in every rank's message; {odd} is the last rank
+  std::string comm = "";         // BRAID_FAULT_COMM: "" (the world), "dup" or "reversed"
+  bool exit_at_once = false;     // BRAID_FAULT_EXIT: every rank leaves right after its error
+  std::string intranode = "on";  // BRAID_INTRANODE: off puts the call on the transport path
 };
+// gtest names the case in its output with this instead of the struct's bytes.
+void PrintTo(const MismatchCase &c, std::ostream *out) {
+  *out << c.what << " on " << c.size << " ranks";
+}
 
 class Mismatch : public testing::TestWithParam<MismatchCase> {};
 
@@ -180,7 +187,9 @@ TEST_P(Mismatch, EveryRankGetsMismatchNamingBothSides) {
   const JobOutput job = run_by_hand(c.size,
                                     {{"BRAID_FAULT", "mismatch-" + c.what},
                                      {"BRAID_TIMEOUT", std::to_string(kTimeout)},
-                                     {"BRAID_FAULT_COMM", c.comm}},
+                                     {"BRAID_FAULT_COMM", c.comm},
+                                     {"BRAID_FAULT_EXIT", c.exit_at_once ? "1" : "0"},
+                                     {"BRAID_INTRANODE", c.intranode}},
                                     60);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (int r = 0; r < c.size; ++r) {
@@ -213,10 +222,19 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"count", 2, "rank 0 passed 100 elements, rank 1 passed 200", "dup"},
         MismatchCase{"kind", 3, "is in allreduce #1, rank {odd} in broadcast #1", "dup"},
         MismatchCase{"count", 3, "rank 0 passed 200 elements, rank ", "reversed"},
-        MismatchCase{"dtype", 2, "rank 0 passed dtype int32, rank 1 passed float32", "reversed"}),
+        MismatchCase{"dtype", 2, "rank 0 passed dtype int32, rank 1 passed float32", "reversed"},
+        // A rank that leaves right after its error must not turn the others' into "rank N
+        // failed": shared memory, and the transport path.
+        MismatchCase{"count", 2, "rank 0 passed 100 elements, rank 1 passed 200", "", true},
+        MismatchCase{"count", 3, "passed 100 elements, rank 2 passed 200", "", true},
+        MismatchCase{"op", 2, "rank 0 passed op sum, rank 1 passed max", "dup", true},
+        MismatchCase{"count", 2, "rank 0 passed 100 elements, rank 1 passed 200", "", true, "off"},
+        MismatchCase{"kind", 3, "is in allreduce #1, rank 2 in broadcast #1", "dup", true, "off"}),
     [](const auto &info) {
       return info.param.what + "_" + std::to_string(info.param.size) +
-             (info.param.comm.empty() ? "" : "_" + info.param.comm);
+             (info.param.comm.empty() ? "" : "_" + info.param.comm) +
+             (info.param.exit_at_once ? "_exit" : "") +
+             (info.param.intranode == "off" ? "_transport" : "");
     });
 
 TEST(Hang, TimeoutNamesTheRanksThatHadNotEntered) {
