@@ -3,6 +3,7 @@
 #include <new>
 
 #include "error.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 
@@ -17,6 +18,13 @@ Collective::Collective(detail::Transport &transport, ScratchPool &scratch, int r
     : label_(label), ctx_(transport, scratch, rank, size, tag_base, timeout_s, members) {
   ctx_.set_node(node);
   ctx_.set_seq(label.seq);
+  // Every kind with an op leaves its result, `count` elements, in recvbuf (null off a reduce's
+  // root).
+  if (args.op == BRAID_AVG && kind_info(args.kind).has_op && args.recvbuf != nullptr) {
+    average_buf_ = args.recvbuf;
+    average_count_ = args.count;
+    average_dtype_ = args.dtype;
+  }
   task_ = algorithm(ctx_, args);
 }
 
@@ -39,6 +47,8 @@ bool Collective::advance(bool *progressed) {
     }
     if (task_.done()) {
       task_.rethrow_if_failed();
+      if (average_buf_ != nullptr)
+        finish_average(average_buf_, average_count_, average_dtype_, ctx_.size());
       finish(BRAID_SUCCESS, {});
       return true;
     }

@@ -63,6 +63,10 @@ class Collective {
   void finish(braid_result_t result, std::string message, int failed_peer = -1);
 
   CallLabel label_;
+  // BRAID_AVG: the result this rank holds, divided by the rank count once the sum is complete.
+  void *average_buf_ = nullptr;
+  size_t average_count_ = 0;
+  braid_dtype_t average_dtype_ = BRAID_FLOAT32;
   CollContext ctx_;
   Task task_;
   bool started_ = false;

@@ -22,8 +22,13 @@ constexpr DtypeName kDtypeNames[] = {
     {"bfloat16", BRAID_BFLOAT16},
     {"float32", BRAID_FLOAT32},
     {"float64", BRAID_FLOAT64},
+    {"int16", BRAID_INT16},
+    {"uint16", BRAID_UINT16},
     // Aliases, for command lines and environment variables of tools and benchmarks.
     {"i8", BRAID_INT8},
+    {"i16", BRAID_INT16},
+    {"u16", BRAID_UINT16},
+    {"short", BRAID_INT16},
     {"u8", BRAID_UINT8},
     {"int", BRAID_INT32},
     {"i32", BRAID_INT32},
@@ -49,20 +54,40 @@ struct OpName {
 };
 
 constexpr OpName kOpNames[] = {
-    {"sum", BRAID_SUM},
-    {"prod", BRAID_PROD},
-    {"min", BRAID_MIN},
-    {"max", BRAID_MAX},
+    {"sum", BRAID_SUM},   {"prod", BRAID_PROD}, {"min", BRAID_MIN},   {"max", BRAID_MAX},
+    {"avg", BRAID_AVG},   {"band", BRAID_BAND}, {"bor", BRAID_BOR},   {"bxor", BRAID_BXOR},
+    {"land", BRAID_LAND}, {"lor", BRAID_LOR},   {"lxor", BRAID_LXOR},
 };
 
 }  // namespace
 
 bool dtype_valid(int dt) {
-  return dt >= BRAID_INT8 && dt <= BRAID_FLOAT64;
+  return dt >= BRAID_INT8 && dt <= BRAID_UINT16;
 }
 
 bool op_valid(int op) {
-  return op >= BRAID_SUM && op <= BRAID_MAX;
+  return op >= BRAID_SUM && op <= BRAID_LXOR;
+}
+
+bool dtype_is_integer(braid_dtype_t dt) {
+  return dt != BRAID_FLOAT16 && dt != BRAID_BFLOAT16 && dt != BRAID_FLOAT32 &&
+         dt != BRAID_FLOAT64 && dtype_valid(dt);
+}
+
+const char *op_dtype_problem(braid_op_t op, braid_dtype_t dt) {
+  if (dtype_is_integer(dt)) return nullptr;
+  switch (op) {
+    case BRAID_BAND:
+    case BRAID_BOR:
+    case BRAID_BXOR:
+      return "a bitwise op needs an integer dtype";
+    case BRAID_LAND:
+    case BRAID_LOR:
+    case BRAID_LXOR:
+      return "a logical op needs an integer dtype";
+    default:
+      return nullptr;
+  }
 }
 
 size_t dtype_size(braid_dtype_t dt) {
@@ -70,6 +95,8 @@ size_t dtype_size(braid_dtype_t dt) {
     case BRAID_INT8:
     case BRAID_UINT8:
       return 1;
+    case BRAID_INT16:
+    case BRAID_UINT16:
     case BRAID_FLOAT16:
     case BRAID_BFLOAT16:
       return 2;

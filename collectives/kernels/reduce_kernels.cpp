@@ -17,6 +17,7 @@
 #include "kernels/reduce_kernels.hpp"
 
 #include <cstdint>
+#include <type_traits>
 
 #include "error.hpp"
 #include "kernels/dtype.hpp"
@@ -101,6 +102,7 @@ BRAID_KERNEL_CLONES void reduce_dtype(void *dst, const void *left, const void *r
                                       braid_op_t op) {
   switch (op) {
     case BRAID_SUM:
+    case BRAID_AVG:  // summed here; finish_average divides the final result once
       return Loops<E, Sum>::run(dst, left, right, n);
     case BRAID_PROD:
       return Loops<E, Prod>::run(dst, left, right, n);
@@ -108,21 +110,90 @@ BRAID_KERNEL_CLONES void reduce_dtype(void *dst, const void *left, const void *r
       return Loops<E, Min>::run(dst, left, right, n);
     case BRAID_MAX:
       return Loops<E, Max>::run(dst, left, right, n);
-    default:  // the range enumerators and invalid values
+    default:
       break;
   }
+  if constexpr (std::is_integral_v<typename E::Compute>) {
+    switch (op) {
+      case BRAID_BAND:
+        return Loops<E, BAnd>::run(dst, left, right, n);
+      case BRAID_BOR:
+        return Loops<E, BOr>::run(dst, left, right, n);
+      case BRAID_BXOR:
+        return Loops<E, BXor>::run(dst, left, right, n);
+      case BRAID_LAND:
+        return Loops<E, LAnd>::run(dst, left, right, n);
+      case BRAID_LOR:
+        return Loops<E, LOr>::run(dst, left, right, n);
+      case BRAID_LXOR:
+        return Loops<E, LXor>::run(dst, left, right, n);
+      default:  // the range enumerators and invalid values
+        break;
+    }
+  }
+}
+
+// Every element divided by `ranks`: integers truncated toward zero (C++'s division), floats
+// divided in their compute type and stored back (float16/bfloat16 rounded to nearest even).
+template <typename E>
+void divide(void *buf, size_t n, int ranks) {
+  using T = typename E::Storage;
+  using C = typename E::Compute;
+  T *p = static_cast<T *>(buf);
+  const C d = static_cast<C>(ranks);
+  for (size_t i = 0; i < n; ++i) p[i] = E::store(static_cast<C>(E::load(p[i]) / d));
 }
 
 }  // namespace
 }  // namespace reduce_detail
+
+void finish_average(void *buf, size_t count, braid_dtype_t dt, int ranks) {
+  using namespace reduce_detail;
+  if (count == 0 || ranks == 1) return;
+  switch (dt) {
+    case BRAID_INT8:
+      return divide<Native<int8_t>>(buf, count, ranks);
+    case BRAID_UINT8:
+      return divide<Native<uint8_t>>(buf, count, ranks);
+    case BRAID_INT16:
+      return divide<Native<int16_t>>(buf, count, ranks);
+    case BRAID_UINT16:
+      return divide<Native<uint16_t>>(buf, count, ranks);
+    case BRAID_INT32:
+      return divide<Native<int32_t>>(buf, count, ranks);
+    case BRAID_UINT32:
+      return divide<Native<uint32_t>>(buf, count, ranks);
+    case BRAID_INT64:
+      return divide<Native<int64_t>>(buf, count, ranks);
+    case BRAID_UINT64:
+      return divide<Native<uint64_t>>(buf, count, ranks);
+    case BRAID_FLOAT16:
+      return divide<Float16>(buf, count, ranks);
+    case BRAID_BFLOAT16:
+      return divide<BFloat16>(buf, count, ranks);
+    case BRAID_FLOAT32:
+      return divide<Native<float>>(buf, count, ranks);
+    case BRAID_FLOAT64:
+      return divide<Native<double>>(buf, count, ranks);
+    default:
+      detail::fail(BRAID_ERR_INVALID_ARGUMENT, "average: invalid dtype ", int(dt));
+  }
+}
 
 void reduce(void *dst, const void *left, const void *right, size_t count, braid_dtype_t dt,
             braid_op_t op) {
   using namespace reduce_detail;
   if (!dtype_valid(dt)) detail::fail(BRAID_ERR_INVALID_ARGUMENT, "reduce: invalid dtype ", int(dt));
   if (!op_valid(op)) detail::fail(BRAID_ERR_INVALID_ARGUMENT, "reduce: invalid op ", int(op));
+  if (const char *why = op_dtype_problem(op, dt))
+    detail::fail(BRAID_ERR_INVALID_ARGUMENT, "reduce: op ", op_name(op), " on ", dtype_name(dt),
+                 ": ", why);
   if (count == 0) return;
   switch (dt) {
+    case BRAID_INT16:
+      return reduce_dtype<Native<int16_t>>(dst, left, right, count, op);
+    case BRAID_UINT16:
+      return reduce_dtype<Native<uint16_t>>(dst, left, right, count, op);
     case BRAID_INT8:
       return reduce_dtype<Native<int8_t>>(dst, left, right, count, op);
     case BRAID_UINT8:

@@ -109,6 +109,46 @@ struct Max {
   }
 };
 
+// Bitwise and logical ops: integer types only (the dispatch never instantiates them for floats).
+// Logical results are 0 or 1 of the element type; written with bitwise operators on the
+// comparisons so the loops stay branch-free.
+struct BAnd {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    return static_cast<T>(a & b);
+  }
+};
+struct BOr {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    return static_cast<T>(a | b);
+  }
+};
+struct BXor {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    return static_cast<T>(a ^ b);
+  }
+};
+struct LAnd {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    return static_cast<T>((a != 0) & (b != 0));
+  }
+};
+struct LOr {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    return static_cast<T>((a != 0) | (b != 0));
+  }
+};
+struct LXor {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    return static_cast<T>((a != 0) ^ (b != 0));
+  }
+};
+
 // One element: load both operands, apply the op, store the result.
 template <typename E, typename Op>
 BRAID_REDUCE_INLINE typename E::Storage combine(typename E::Storage left,

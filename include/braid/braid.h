@@ -55,6 +55,8 @@ typedef enum braid_dtype {
   BRAID_BFLOAT16, /* bfloat16; reduced in float, rounded to nearest even */
   BRAID_FLOAT32,
   BRAID_FLOAT64,
+  BRAID_INT16,
+  BRAID_UINT16,
   /* Not dtypes: they make the enum span every int, so a bad value passed by a caller is a value
    * braid can reject with BRAID_ERR_INVALID_ARGUMENT rather than undefined behaviour in C++. */
   BRAID_DTYPE_RANGE_MIN_ = -2147483647 - 1,
@@ -66,6 +68,13 @@ typedef enum braid_op {
   BRAID_PROD,
   BRAID_MIN,
   BRAID_MAX,
+  BRAID_AVG, /* sum / size; integer dtypes: truncated toward zero */
+  BRAID_BAND,
+  BRAID_BOR,
+  BRAID_BXOR, /* integer dtypes only; a float dtype is INVALID_ARGUMENT */
+  BRAID_LAND,
+  BRAID_LOR,
+  BRAID_LXOR,                            /* integer dtypes only; result 0 or 1 */
   BRAID_OP_RANGE_MIN_ = -2147483647 - 1, /* not ops: see BRAID_DTYPE_RANGE_MIN_ */
   BRAID_OP_RANGE_MAX_ = 2147483647
 } braid_op_t;

@@ -36,7 +36,19 @@ class Error : public std::runtime_error {
   braid_result_t code_;
 };
 
-enum class Op { sum = BRAID_SUM, prod = BRAID_PROD, min = BRAID_MIN, max = BRAID_MAX };
+enum class Op {
+  sum = BRAID_SUM,
+  prod = BRAID_PROD,
+  min = BRAID_MIN,
+  max = BRAID_MAX,
+  avg = BRAID_AVG,    // sum / size; integers truncated toward zero
+  band = BRAID_BAND,  // bitwise and logical ops: integer element types only
+  bor = BRAID_BOR,
+  bxor = BRAID_BXOR,
+  land = BRAID_LAND,
+  lor = BRAID_LOR,
+  lxor = BRAID_LXOR,
+};
 
 // 16-bit floating-point element types, stored as their bit patterns.
 struct float16 {

@@ -22,9 +22,14 @@ coll::CollArgs args_of(CollKind kind, const void *sendbuf, void *recvbuf, size_t
   return a;
 }
 
-void check_op(Comm &comm, const char *what, int op) {
+void check_op(Comm &comm, const char *what, int op, int dtype) {
   if (!coll::op_valid(op))
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": unknown op ", op);
+  const auto o = static_cast<braid_op_t>(op);
+  const auto d = static_cast<braid_dtype_t>(dtype);
+  if (const char *why = coll::op_dtype_problem(o, d))
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": op ", coll::op_name(o),
+         " on dtype ", coll::dtype_name(d), ": ", why);
 }
 
 void check_root(Comm &comm, const char *what, int root) {
@@ -83,7 +88,7 @@ std::shared_ptr<coll::Collective> start_reduce(Comm &comm, const void *sendbuf, 
                                                size_t count, int dtype, int op, int root) {
   const char *what = "reduce";
   const size_t bytes = checked_bytes(comm, what, count, dtype);
-  check_op(comm, what, op);
+  check_op(comm, what, op, dtype);
   check_root(comm, what, root);
   coll::CollArgs a = args_of(CollKind::reduce, sendbuf, recvbuf, count, dtype);
   a.op = static_cast<braid_op_t>(op);
@@ -154,7 +159,7 @@ std::shared_ptr<coll::Collective> start_reduce_scatter(Comm &comm, const void *s
                                                        int op) {
   const char *what = "reduce_scatter";
   const size_t block = checked_bytes(comm, what, recvcount, dtype);
-  check_op(comm, what, op);
+  check_op(comm, what, op, dtype);
   const size_t total = total_bytes(comm, what, block, comm.size);
   coll::CollArgs a = args_of(CollKind::reduce_scatter, sendbuf, recvbuf, recvcount, dtype);
   a.op = static_cast<braid_op_t>(op);

@@ -121,6 +121,11 @@ std::shared_ptr<coll::Collective> start_allreduce(Comm &comm, const void *sendbu
   const size_t bytes = checked_bytes(comm, "allreduce", count, dtype);
   if (!coll::op_valid(op))
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": allreduce: unknown op ", op);
+  if (const char *why =
+          coll::op_dtype_problem(static_cast<braid_op_t>(op), static_cast<braid_dtype_t>(dtype)))
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": allreduce: op ",
+         coll::op_name(static_cast<braid_op_t>(op)), " on dtype ",
+         coll::dtype_name(static_cast<braid_dtype_t>(dtype)), ": ", why);
   if (count == 0) {
     coll::CollArgs args;
     args.kind = coll::CollKind::allreduce;

@@ -11,22 +11,6 @@
 namespace mp {
 namespace {
 
-int64_t combine(braid_op_t op, int64_t a, int64_t b) {
-  switch (op) {
-    case BRAID_SUM:
-      return a + b;
-    case BRAID_PROD:
-      return a * b;
-    case BRAID_MIN:
-      return std::min(a, b);
-    case BRAID_MAX:
-      return std::max(a, b);
-    default:  // the range enumerators and invalid values
-      break;
-  }
-  return 0;
-}
-
 // Element counts that straddle the selection table's byte thresholds (16 KiB, 512 KiB), the
 // ring's 1 MiB segments, and the small and awkward counts (fewer elements than ranks, primes).
 std::vector<size_t> counts_for(braid_dtype_t dt, bool big) {
@@ -78,6 +62,67 @@ TEST(Allreduce, EveryDtypeAndOpIsExactAroundEverySwitchPoint) {
         if (HasFatalFailure()) return;
       }
     }
+}
+
+TEST(Allreduce, BitwiseAndLogicalOpsOnEveryIntegerDtype) {
+  for (braid_dtype_t dt : kAllDtypes) {
+    if (!is_integer(dt)) continue;
+    for (braid_op_t op : kIntegerOps)
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, size_t{20000}}) {
+        check_allreduce(dt, op, count, /*in_place=*/count % 2 == 0);
+        if (HasFatalFailure()) return;
+      }
+  }
+}
+
+// The average: the sum divided by the rank count once, integers truncated toward zero.
+void check_average(braid_dtype_t dt, size_t count) {
+  const size_t es = elem_size(dt);
+  const int n = size();
+  std::vector<unsigned char> in(count * es), out(count * es), expected(count * es);
+  for (size_t i = 0; i < count; ++i) {
+    store(dt, in.data(), i, input_value(dt, BRAID_AVG, rank(), i));
+    int64_t sum = 0;
+    for (int r = 0; r < n; ++r) sum += input_value(dt, BRAID_AVG, r, i);
+    if (dt == BRAID_FLOAT32) {
+      const float q = static_cast<float>(sum) / static_cast<float>(n);
+      std::memcpy(expected.data() + i * es, &q, es);
+    } else if (dt == BRAID_FLOAT64) {
+      const double q = static_cast<double>(sum) / n;
+      std::memcpy(expected.data() + i * es, &q, es);
+    } else {
+      store(dt, expected.data(), i, sum / n);  // exact for 16-bit floats (see input_value)
+    }
+  }
+  ASSERT_EQ(braid_allreduce(in.data(), out.data(), count, dt, BRAID_AVG, world()), BRAID_SUCCESS)
+      << braid_last_error();
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_EQ(std::memcmp(out.data() + i * es, expected.data() + i * es, es), 0)
+        << "avg " << dtype_str(dt) << " count " << count << " element " << i << " = "
+        << load(dt, out.data(), i) << ", expected " << load(dt, expected.data(), i);
+  EXPECT_TRUE(identical_on_all_ranks(out.data(), out.size()));
+}
+
+TEST(Allreduce, AverageOnEveryDtype) {
+  for (braid_dtype_t dt : kAllDtypes)
+    for (size_t count : {size_t{1}, size_t{33}, size_t{5000}, size_t{300000}}) {
+      check_average(dt, count);
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST(Allreduce, BitwiseOpOnAFloatDtypeIsRefused) {
+  float f[2] = {1, 2};
+  for (braid_op_t op : kIntegerOps) {
+    EXPECT_EQ(braid_allreduce(f, f, 2, BRAID_FLOAT32, op, world()), BRAID_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(braid_last_error()).find("needs an integer dtype"), std::string::npos)
+        << braid_last_error();
+  }
+  double d = 1;
+  EXPECT_EQ(braid_reduce(&d, &d, 1, BRAID_FLOAT64, BRAID_BXOR, 0, world()),
+            BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(braid_reduce_scatter(&d, &d, 1, BRAID_FLOAT64, BRAID_LOR, world()),
+            BRAID_ERR_INVALID_ARGUMENT);
 }
 
 TEST(Allreduce, InPlaceAndOutOfPlaceAgree) {

@@ -33,24 +33,12 @@ long mismatch_at(const unsigned char *buf, size_t bytes, int r, int j) {
   return -1;
 }
 
-int64_t combine(braid_op_t op, int64_t a, int64_t b) {
-  switch (op) {
-    case BRAID_SUM:
-      return a + b;
-    case BRAID_PROD:
-      return a * b;
-    case BRAID_MIN:
-      return std::min(a, b);
-    default:
-      return std::max(a, b);
-  }
-}
-
 // The reduction over every rank of input element i (input_value is exact in every dtype).
+// For AVG (integer dtypes here) the sum divided by the rank count, truncated toward zero.
 int64_t reduced(braid_dtype_t dt, braid_op_t op, size_t i) {
   int64_t acc = input_value(dt, op, 0, i);
   for (int r = 1; r < size(); ++r) acc = combine(op, acc, input_value(dt, op, r, i));
-  return acc;
+  return op == BRAID_AVG ? acc / size() : acc;
 }
 
 std::string what(const char *coll, braid_dtype_t dt, size_t count, bool in_place, int root = -1) {
@@ -212,6 +200,19 @@ TEST(Collectives, ReduceScatterEveryDtypeAndOp) {
   // Past the 64 KiB switch to the ring.
   check_reduce_scatter(BRAID_FLOAT32, BRAID_SUM, (size_t{80} << 10) / 4 + 1, false);
   check_reduce_scatter(BRAID_INT32, BRAID_MIN, (size_t{80} << 10) / 4, true);
+}
+
+TEST(Collectives, ReduceAndReduceScatterWithIntegerOpsAndAverage) {
+  for (braid_dtype_t dt : kAllDtypes) {
+    if (!is_integer(dt)) continue;
+    for (braid_op_t op : kIntegerOps) {
+      check_reduce(dt, op, 1000, size() - 1, false);
+      check_reduce_scatter(dt, op, 100, true);
+    }
+    // Integer averages: sum / n truncated toward zero, where the result is held.
+    check_reduce(dt, BRAID_AVG, 77, 0, false);
+    check_reduce_scatter(dt, BRAID_AVG, 9, false);
+  }
 }
 
 // --- alltoall(v) ----------------------------------------------------------------------------

@@ -15,19 +15,6 @@ namespace {
 
 constexpr size_t kSegment = size_t{1} << 20;  // the smallest segment (segment_pipeline.cpp)
 
-int64_t combine(braid_op_t op, int64_t a, int64_t b) {
-  switch (op) {
-    case BRAID_SUM:
-      return a + b;
-    case BRAID_PROD:
-      return a * b;
-    case BRAID_MIN:
-      return std::min(a, b);
-    default:
-      return std::max(a, b);
-  }
-}
-
 void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_place) {
   const size_t es = elem_size(dt);
   std::vector<unsigned char> in(count * es), out(count * es, 0xcd), expected(count * es);

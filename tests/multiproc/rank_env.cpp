@@ -1,5 +1,6 @@
 #include "rank_env.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -57,8 +58,42 @@ bool identical_on_all_ranks(const void *data, size_t bytes) {
   return same == 1;
 }
 
+bool is_integer(braid_dtype_t dt) {
+  return dt != BRAID_FLOAT16 && dt != BRAID_BFLOAT16 && dt != BRAID_FLOAT32 && dt != BRAID_FLOAT64;
+}
+
+int64_t combine(braid_op_t op, int64_t a, int64_t b) {
+  switch (op) {
+    case BRAID_SUM:
+    case BRAID_AVG:
+      return a + b;
+    case BRAID_PROD:
+      return a * b;
+    case BRAID_MIN:
+      return std::min(a, b);
+    case BRAID_MAX:
+      return std::max(a, b);
+    case BRAID_BAND:
+      return a & b;
+    case BRAID_BOR:
+      return a | b;
+    case BRAID_BXOR:
+      return a ^ b;
+    case BRAID_LAND:
+      return (a != 0) && (b != 0);
+    case BRAID_LOR:
+      return (a != 0) || (b != 0);
+    case BRAID_LXOR:
+      return (a != 0) != (b != 0);
+    default:  // the range enumerators and invalid values
+      break;
+  }
+  return 0;
+}
+
 int64_t input_value(braid_dtype_t dt, braid_op_t op, int r, size_t i) {
-  const bool is_unsigned = dt == BRAID_UINT8 || dt == BRAID_UINT32 || dt == BRAID_UINT64;
+  const bool is_unsigned =
+      dt == BRAID_UINT8 || dt == BRAID_UINT16 || dt == BRAID_UINT32 || dt == BRAID_UINT64;
   const uint64_t h =
       (static_cast<uint64_t>(r) * 0x9e3779b97f4a7c15ull) ^ (i * 0xbf58476d1ce4e5b9ull);
   const uint64_t mix = (h ^ (h >> 29)) * 0x94d049bb133111ebull;
@@ -70,6 +105,21 @@ int64_t input_value(braid_dtype_t dt, braid_op_t op, int r, size_t i) {
       if (k % 8 == 0) return 2;
       if (!is_unsigned && k % 8 == 1) return -1;
       return 1;
+    case BRAID_AVG:
+      // 16-bit floats: multiples of the rank count, so the average is an exact small integer;
+      // others: small values whose sum cannot overflow even int8 (the division truncates).
+      if (dt == BRAID_FLOAT16 || dt == BRAID_BFLOAT16)
+        return (static_cast<int64_t>(k % 5) - 2) * size();
+      return is_unsigned ? static_cast<int64_t>(k % 16) : static_cast<int64_t>(k % 17) - 8;
+    case BRAID_LAND:  // mostly non-zero, so that AND is not always 0
+      return k % 5 == 0 ? 0 : static_cast<int64_t>(k % 7) + 1;
+    case BRAID_LOR:
+    case BRAID_LXOR:  // mostly zero, so that OR is not always 1
+      return k % 4 == 0 ? static_cast<int64_t>(k % 3) + 1 : 0;
+    case BRAID_BAND:
+    case BRAID_BOR:
+    case BRAID_BXOR:  // bits of a byte, signed values too
+      return is_unsigned ? static_cast<int64_t>(k % 256) : static_cast<int64_t>(k % 256) - 128;
     default:  // min/max: anything exact
       return is_unsigned ? static_cast<int64_t>(k % 100) : static_cast<int64_t>(k % 200) - 100;
   }
@@ -82,6 +132,12 @@ void store(braid_dtype_t dt, void *buf, size_t i, int64_t v) {
       break;
     case BRAID_UINT8:
       static_cast<uint8_t *>(buf)[i] = static_cast<uint8_t>(v);
+      break;
+    case BRAID_INT16:
+      static_cast<int16_t *>(buf)[i] = static_cast<int16_t>(v);
+      break;
+    case BRAID_UINT16:
+      static_cast<uint16_t *>(buf)[i] = static_cast<uint16_t>(v);
       break;
     case BRAID_INT32:
       static_cast<int32_t *>(buf)[i] = static_cast<int32_t>(v);
@@ -122,6 +178,10 @@ double load(braid_dtype_t dt, const void *buf, size_t i) {
       return static_cast<const int8_t *>(buf)[i];
     case BRAID_UINT8:
       return static_cast<const uint8_t *>(buf)[i];
+    case BRAID_INT16:
+      return static_cast<const int16_t *>(buf)[i];
+    case BRAID_UINT16:
+      return static_cast<const uint16_t *>(buf)[i];
     case BRAID_INT32:
       return static_cast<const int32_t *>(buf)[i];
     case BRAID_UINT32:
@@ -153,6 +213,8 @@ size_t elem_size(braid_dtype_t dt) {
     case BRAID_INT8:
     case BRAID_UINT8:
       return 1;
+    case BRAID_INT16:
+    case BRAID_UINT16:
     case BRAID_FLOAT16:
     case BRAID_BFLOAT16:
       return 2;
@@ -166,13 +228,14 @@ size_t elem_size(braid_dtype_t dt) {
 }
 
 const char *dtype_str(braid_dtype_t dt) {
-  static const char *names[] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
-                                "uint64", "float16", "bfloat16", "float32", "float64"};
+  static const char *names[] = {"int8",    "uint8",    "int32",   "uint32",  "int64", "uint64",
+                                "float16", "bfloat16", "float32", "float64", "int16", "uint16"};
   return names[dt];
 }
 
 const char *op_str(braid_op_t op) {
-  static const char *names[] = {"sum", "prod", "min", "max"};
+  static const char *names[] = {"sum", "prod", "min",  "max", "avg", "band",
+                                "bor", "bxor", "land", "lor", "lxor"};
   return names[op];
 }
 

@@ -29,9 +29,17 @@ size_t elem_size(braid_dtype_t dt);
 const char *dtype_str(braid_dtype_t dt);
 const char *op_str(braid_op_t op);
 
-constexpr braid_dtype_t kAllDtypes[] = {BRAID_INT8,    BRAID_UINT8,  BRAID_INT32,   BRAID_UINT32,
-                                        BRAID_INT64,   BRAID_UINT64, BRAID_FLOAT16, BRAID_BFLOAT16,
-                                        BRAID_FLOAT32, BRAID_FLOAT64};
+constexpr braid_dtype_t kAllDtypes[] = {
+    BRAID_INT8,  BRAID_UINT8,  BRAID_INT16,   BRAID_UINT16,   BRAID_INT32,   BRAID_UINT32,
+    BRAID_INT64, BRAID_UINT64, BRAID_FLOAT16, BRAID_BFLOAT16, BRAID_FLOAT32, BRAID_FLOAT64};
+// The ops every dtype has.
 constexpr braid_op_t kAllOps[] = {BRAID_SUM, BRAID_PROD, BRAID_MIN, BRAID_MAX};
+// The ops of integer dtypes only, and AVG (whose expected value needs a division).
+constexpr braid_op_t kIntegerOps[] = {BRAID_BAND, BRAID_BOR, BRAID_BXOR,
+                                      BRAID_LAND, BRAID_LOR, BRAID_LXOR};
+bool is_integer(braid_dtype_t dt);
+// The reference for op over two values as the kernels define it (sum/prod wrap, logical ops
+// give 0 or 1); AVG is SUM here (the division comes last).
+int64_t combine(braid_op_t op, int64_t a, int64_t b);
 
 }  // namespace mp

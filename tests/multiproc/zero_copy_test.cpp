@@ -106,19 +106,6 @@ TEST(ZeroCopy, AllreduceGivesTheSameBitsAsTheWindowedPath) {
   }
 }
 
-int64_t combine(braid_op_t op, int64_t a, int64_t b) {
-  switch (op) {
-    case BRAID_PROD:
-      return a * b;
-    case BRAID_MIN:
-      return std::min(a, b);
-    case BRAID_MAX:
-      return std::max(a, b);
-    default:
-      return a + b;
-  }
-}
-
 // Every dtype and op, buffers at odd offsets inside larger regions, a count no rank count
 // divides.
 TEST(ZeroCopy, EveryDtypeAndOpAtOffsetsInsideRegions) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace braid::coll {
 namespace {
@@ -19,12 +20,12 @@ constexpr DtypeInfo kDtypes[] = {
     {BRAID_INT8, 1, "int8"},       {BRAID_UINT8, 1, "uint8"},       {BRAID_INT32, 4, "int32"},
     {BRAID_UINT32, 4, "uint32"},   {BRAID_INT64, 8, "int64"},       {BRAID_UINT64, 8, "uint64"},
     {BRAID_FLOAT16, 2, "float16"}, {BRAID_BFLOAT16, 2, "bfloat16"}, {BRAID_FLOAT32, 4, "float32"},
-    {BRAID_FLOAT64, 8, "float64"},
+    {BRAID_FLOAT64, 8, "float64"}, {BRAID_INT16, 2, "int16"},       {BRAID_UINT16, 2, "uint16"},
 };
 
 // Values that are not enumerators but still inside the enum's value range (0..15), so the casts
 // are well defined.
-constexpr int kBadDtypes[] = {10, 11, 15};
+constexpr int kBadDtypes[] = {12, 13, 15};
 
 TEST(Dtype, SizesAndNames) {
   for (const DtypeInfo &d : kDtypes) {
@@ -46,8 +47,8 @@ TEST(Dtype, InvalidValues) {
   }
   EXPECT_FALSE(dtype_valid(-1));
   EXPECT_FALSE(dtype_valid(1000));
-  EXPECT_STREQ(op_name(static_cast<braid_op_t>(4)), "unknown");
-  EXPECT_FALSE(op_valid(4));
+  EXPECT_STREQ(op_name(static_cast<braid_op_t>(11)), "unknown");
+  EXPECT_FALSE(op_valid(11));
   EXPECT_FALSE(op_valid(-1));
   EXPECT_FALSE(op_valid(1 << 20));
 }
@@ -78,7 +79,7 @@ TEST(Dtype, ParseAliases) {
 
 TEST(Dtype, ParseRejectsUnknownAndLeavesOutputAlone) {
   for (std::string_view bad :
-       {"", "Float32", "FLOAT", "float128", "int16", "float32 ", " int8", "unknown", "sum"}) {
+       {"", "Float32", "FLOAT", "float128", "int128", "float32 ", " int8", "unknown", "sum"}) {
     braid_dtype_t parsed = BRAID_UINT64;
     EXPECT_FALSE(parse_dtype(bad, &parsed)) << '"' << bad << '"';
     EXPECT_EQ(parsed, BRAID_UINT64);
@@ -104,6 +105,32 @@ TEST(Op, NamesAndParse) {
     braid_op_t parsed = BRAID_PROD;
     EXPECT_FALSE(parse_op(bad, &parsed)) << '"' << bad << '"';
     EXPECT_EQ(parsed, BRAID_PROD);
+  }
+}
+
+TEST(Dtype, OpNamesAndWhichOpsApplyToWhichDtypes) {
+  const std::pair<braid_op_t, const char *> ops[] = {
+      {BRAID_SUM, "sum"},   {BRAID_PROD, "prod"}, {BRAID_MIN, "min"},  {BRAID_MAX, "max"},
+      {BRAID_AVG, "avg"},   {BRAID_BAND, "band"}, {BRAID_BOR, "bor"},  {BRAID_BXOR, "bxor"},
+      {BRAID_LAND, "land"}, {BRAID_LOR, "lor"},   {BRAID_LXOR, "lxor"}};
+  for (const auto &[op, name] : ops) {
+    EXPECT_TRUE(op_valid(op)) << name;
+    EXPECT_STREQ(op_name(op), name);
+    braid_op_t parsed = BRAID_SUM;
+    EXPECT_TRUE(parse_op(name, &parsed));
+    EXPECT_EQ(parsed, op);
+    const bool integer_only = op >= BRAID_BAND;
+    for (const DtypeInfo &d : kDtypes) {
+      const bool integer = dtype_is_integer(d.dt);
+      EXPECT_EQ(integer, d.name[0] == 'i' || d.name[0] == 'u') << d.name;
+      const char *why = op_dtype_problem(op, d.dt);
+      if (integer_only && !integer) {
+        ASSERT_NE(why, nullptr) << name << " on " << d.name;
+        EXPECT_NE(std::string(why).find("integer dtype"), std::string::npos);
+      } else {
+        EXPECT_EQ(why, nullptr) << name << " on " << d.name;
+      }
+    }
   }
 }
 
