@@ -98,6 +98,21 @@ BRAID_API braid_result_t braid_comm_split(braid_comm_t comm, int color, int key,
 BRAID_API braid_result_t braid_comm_dup(braid_comm_t comm, braid_comm_t *newcomm);
 BRAID_API braid_result_t braid_comm_free(braid_comm_t *comm); /* sets *comm = NULL */
 
+/* Embedding: a communicator formed from an id the caller distributes by its own means (an MPI
+ * broadcast, a file, a framework's key-value store), without braidrun or PMIx. One process calls
+ * braid_get_unique_id (it then runs a small rendezvous service until it exits); the caller
+ * passes the 128 bytes to nranks processes, on any hosts, which each call braid_comm_init_rank
+ * with a distinct rank. Works with or without braid_init; a process may hold several such
+ * communicators. Bounded by BRAID_TIMEOUT; a forged or stale id is BRAID_ERR_BOOTSTRAP.
+ * braid_comm_free of such a communicator (or braid_finalize) leaves its group, freeing what was
+ * split from it too. */
+typedef struct braid_unique_id {
+  char internal[128];
+} braid_unique_id_t;
+BRAID_API braid_result_t braid_get_unique_id(braid_unique_id_t *id);
+BRAID_API braid_result_t braid_comm_init_rank(braid_comm_t *comm, int nranks, braid_unique_id_t id,
+                                              int rank);
+
 BRAID_API int braid_comm_rank(braid_comm_t comm);              /* -1 for an invalid communicator */
 BRAID_API int braid_comm_size(braid_comm_t comm);              /* -1 for an invalid communicator */
 BRAID_API const char *braid_comm_transport(braid_comm_t comm); /* "ucx", "verbs", ... */

@@ -172,6 +172,14 @@ class Comm {
     return Comm(out, owned_tag{});
   }
   std::optional<Comm> split(int color) const { return split(color, rank()); }
+  // Joins the group of `nranks` processes that share `id` (braid::unique_id() in one of them,
+  // passed to the others by the application's own means) as `rank`. The group is left when the
+  // last copy goes (or by free()).
+  static Comm from_unique_id(const braid_unique_id_t &id, int nranks, int rank) {
+    braid_comm_t out = nullptr;
+    detail::check(braid_comm_init_rank(&out, nranks, id, rank));
+    return Comm(out, owned_tag{});
+  }
   Comm dup() const {
     braid_comm_t out = nullptr;
     detail::check(braid_comm_dup(c_, &out));
@@ -476,6 +484,14 @@ class NumaAllocator {
 
 template <typename T>
 using numa_vector = std::vector<T, NumaAllocator<T>>;
+
+// A fresh id for Comm::from_unique_id; this process answers the group's rendezvous until it
+// exits.
+inline braid_unique_id_t unique_id() {
+  braid_unique_id_t id{};
+  detail::check(braid_get_unique_id(&id));
+  return id;
+}
 
 // Joins the job on construction and leaves it on destruction (one per process).
 class Session {

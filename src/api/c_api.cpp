@@ -12,6 +12,7 @@
 
 #include "api/coll_calls.hpp"
 #include "api/comm_object.hpp"
+#include "api/unique_id.hpp"
 #include "config/env_config.hpp"
 #include "error.hpp"
 #include "log.hpp"
@@ -24,6 +25,9 @@ namespace {
 
 std::mutex g_mutex;  // guards g_process and the handle pool against concurrent init/finalize/free
 std::unique_ptr<braid::detail::Process> g_process;
+// Groups formed from unique ids (braid_comm_init_rank), alive until their communicator is freed
+// or braid_finalize.
+std::vector<std::unique_ptr<braid::detail::Process>> g_embedded;
 // Communicator handles are never freed before exit: a freed one is marked dead and reused, so
 // a stale handle (freed, or from before finalize) is recognised rather than read after free.
 std::vector<std::unique_ptr<braid_comm_s>> g_handles;
@@ -133,6 +137,38 @@ braid_result_t nonblocking(const char *what, braid_comm_t comm, braid_request_t 
   });
 }
 
+// Leaves a process's job: every rank reaches this before any transport goes away, so no
+// message still in flight to a peer is cut off. A failed peer must not keep the others from
+// finishing: the control plane counts a failed rank as having left, and the wait is bounded by
+// BRAID_TIMEOUT. Then the process context (every communicator of it, the transport) goes.
+void leave(std::unique_ptr<braid::detail::Process> process) {
+  braid::detail::World &world = *process->world;
+  if (braid::detail::log_threshold() >= braid::detail::LogLevel::info) {
+    std::string counters;
+    for (const auto &c : world.transport->counters())
+      counters += braid::detail::cat(" ", c.name, "=", c.value);
+    braid::detail::log(braid::detail::LogLevel::info, world.transport->name(),
+                       " counters:", counters,
+                       "; collectives started: ", process->world_comm().next_seq);
+  }
+  try {
+    if (process->control) {
+      const std::string why = process->control->leave(world.config.timeout_s);
+      if (!why.empty()) braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", why);
+    } else {
+      world.bootstrap->barrier();
+    }
+  } catch (const Failure &f) {
+    braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", f.message());
+  }
+}
+
+// Retires the handles of every communicator of `process`.
+void retire_handles_of(const braid::detail::Process *process) {
+  for (const auto &h : g_handles)
+    if (h->comm != nullptr && &h->comm->process == process) retire_handle(h.get());
+}
+
 }  // namespace
 
 extern "C" {
@@ -152,31 +188,40 @@ braid_result_t braid_init(int *argc, char ***argv, braid_comm_t *world) {
 braid_result_t braid_finalize(void) {
   std::lock_guard lock(g_mutex);
   return guarded([&] {
-    if (!g_process) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_finalize without init");
-    std::unique_ptr<braid::detail::Process> process = std::move(g_process);
+    if (!g_process && g_embedded.empty())
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_finalize without init");
     for (const auto &h : g_handles) retire_handle(h.get());
-    braid::detail::World &world = *process->world;
-    if (braid::detail::log_threshold() >= braid::detail::LogLevel::info) {
-      std::string counters;
-      for (const auto &c : world.transport->counters())
-        counters += braid::detail::cat(" ", c.name, "=", c.value);
-      braid::detail::log(braid::detail::LogLevel::info, world.transport->name(),
-                         " counters:", counters,
-                         "; collectives started: ", process->world_comm().next_seq);
-    }
-    // Every rank reaches finalize before any transport goes away, so no message still in flight
-    // to a peer is cut off. A failed peer must not keep the others from finishing: the control
-    // plane counts a failed rank as having left, and the wait is bounded by BRAID_TIMEOUT.
-    try {
-      if (process->control) {
-        const std::string why = process->control->leave(world.config.timeout_s);
-        if (!why.empty()) braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", why);
-      } else {
-        world.bootstrap->barrier();
-      }
-    } catch (const Failure &f) {
-      braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", f.message());
-    }
+    std::vector<std::unique_ptr<braid::detail::Process>> embedded = std::move(g_embedded);
+    g_embedded.clear();
+    for (auto &p : embedded) leave(std::move(p));
+    if (g_process) leave(std::move(g_process));
+  });
+}
+
+braid_result_t braid_get_unique_id(braid_unique_id_t *id) {
+  return guarded([&] {
+    if (id == nullptr)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_get_unique_id: id is NULL");
+    *id = braid::detail::make_unique_id();
+  });
+}
+
+braid_result_t braid_comm_init_rank(braid_comm_t *comm, int nranks, braid_unique_id_t id,
+                                    int rank) {
+  return guarded([&] {
+    if (comm == nullptr)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_init_rank: comm is NULL");
+    *comm = nullptr;
+    if (nranks < 1)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_init_rank: nranks is ", nranks,
+                          " (at least 1)");
+    if (rank < 0 || rank >= nranks)
+      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_init_rank: rank ", rank,
+                          " is out of range [0, ", nranks, ")");
+    std::unique_ptr<braid::detail::Process> p = braid::detail::join_unique_id(id, nranks, rank);
+    std::lock_guard lock(g_mutex);
+    *comm = new_handle(&p->world_comm());
+    g_embedded.push_back(std::move(p));
   });
 }
 
@@ -211,7 +256,8 @@ braid_result_t braid_comm_free(braid_comm_t *comm) {
   return guarded([&] {
     if (comm == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_free: comm is NULL");
-    braid::detail::Comm &c = checked(*comm);
+    braid_comm_t handle = *comm;
+    braid::detail::Comm &c = checked(handle);
     // Claimed and never released: it is destroyed below (or released on a refusal).
     while (!c.try_claim()) std::this_thread::yield();
     struct ReleaseUnlessFreed {
@@ -220,7 +266,7 @@ braid_result_t braid_comm_free(braid_comm_t *comm) {
         if (c != nullptr) c->release();
       }
     } guard{&c};
-    if (c.context == 0)
+    if (&c.process == g_process.get() && c.context == 0)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
                           "braid_comm_free: the world communicator is freed by braid_finalize");
     if (c.open_requests != 0)
@@ -229,10 +275,25 @@ braid_result_t braid_comm_free(braid_comm_t *comm) {
                           " non-blocking requests on this communicator not yet completed "
                           "(braid_wait or braid_test them first)");
     std::lock_guard lock(g_mutex);
-    retire_handle(*comm);
     guard.c = nullptr;
-    c.process.destroy(&c);
     *comm = nullptr;
+    if (c.context == 0) {
+      // The root communicator of a unique id's group: the group is left, and every
+      // communicator split from it goes with it.
+      braid::detail::Process *p = &c.process;
+      retire_handles_of(p);
+      c.release();
+      for (auto it = g_embedded.begin(); it != g_embedded.end(); ++it)
+        if (it->get() == p) {
+          std::unique_ptr<braid::detail::Process> doomed = std::move(*it);
+          g_embedded.erase(it);
+          leave(std::move(doomed));
+          break;
+        }
+      return;
+    }
+    retire_handle(handle);
+    c.process.destroy(&c);
   });
 }
 

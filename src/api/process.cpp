@@ -92,11 +92,17 @@ Process::~Process() {
 }
 
 std::unique_ptr<Process> create_process(const EnvLookup &env) {
+  coll::SelectionTable selection = coll::SelectionTable::defaults();
+  // Overrides are validated before any network activity, so a typo fails fast on every rank.
+  selection.set_overrides_from_environment();
+  return create_process(find_job_source(env), env);
+}
+
+std::unique_ptr<Process> create_process(std::unique_ptr<JobSource> source, const EnvLookup &env) {
   auto p = std::make_unique<Process>();
   p->selection = coll::SelectionTable::defaults();
-  // Overrides are validated before any network activity, so a typo fails fast on every rank.
   p->selection.set_overrides_from_environment();
-  p->world = create_world(env);
+  p->world = create_world(std::move(source));
   const EnvConfig &config = p->world->config;
   // Which ranks share a node uses the bootstrap, so it comes before the control plane takes
   // the bootstrap's connections.

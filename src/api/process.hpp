@@ -68,5 +68,8 @@ struct Process {
 // Builds the world and its communicator from the environment, and the selection table from
 // its overrides.
 std::unique_ptr<Process> create_process(const EnvLookup &env);
+// The same for the job `source` describes (a unique id's group); `env` still gives the node
+// settings (BRAID_INTRANODE, ...) and the overrides.
+std::unique_ptr<Process> create_process(std::unique_ptr<JobSource> source, const EnvLookup &env);
 
 }  // namespace braid::detail

@@ -10,10 +10,12 @@
 namespace braid::detail {
 
 std::unique_ptr<World> create_world(const EnvLookup &env) {
+  return create_world(find_job_source(env));
+}
+
+std::unique_ptr<World> create_world(std::unique_ptr<JobSource> source) {
   auto world = std::make_unique<World>();
-  // The bootstrap time includes finding the job: under PMIx that is PMIx_Init and the job info.
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<JobSource> source = find_job_source(env);
   const EnvConfig &config = source->config();
   world->config = config;
   log_set_rank(config.rank);

@@ -8,6 +8,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "comm/transport.hpp"
 #include "config/env_config.hpp"
+#include "job/job_source.hpp"
 #include "plugin/plugin_loader.hpp"
 
 namespace braid::detail {
@@ -23,5 +24,7 @@ struct World {
 // Finds the job's source (job/job_source.hpp), forms the bootstrap and the transport. Throws
 // Failure naming the step that failed (source, bootstrap, transport).
 std::unique_ptr<World> create_world(const EnvLookup &env);
+// The same from a given source (a unique id's group).
+std::unique_ptr<World> create_world(std::unique_ptr<JobSource> source);
 
 }  // namespace braid::detail

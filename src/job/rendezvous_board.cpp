@@ -38,10 +38,11 @@ bs::Fd connect_to_service(const std::vector<Endpoint> &service, const bs::Deadli
       if (!errors.empty()) errors += "; ";
       errors += *where;
       errors += ": ";
-      errors += error;
+      errors += error.empty() ? "no answer before the deadline" : error;
     }
     if (deadline.expired())
-      fail(BRAID_ERR_BOOTSTRAP, me, "could not reach braidrun's rendezvous service at ",
+      fail(BRAID_ERR_BOOTSTRAP, me,
+           "could not reach the rendezvous service (braidrun's, or a unique id's) at ",
            service_list(service), ": ", errors);
     std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
         backoff, std::chrono::duration<double>(deadline.seconds_left())));
@@ -57,15 +58,17 @@ std::string read_line(int fd, const bs::Deadline &deadline, double timeout_s, co
     std::vector<pollfd> fds{{fd, POLLIN, 0}};
     if (bs::poll_until(fds, deadline) == 0)
       fail(BRAID_ERR_BOOTSTRAP, me, "timed out after ", timeout_s,
-           " s waiting for braidrun's rendezvous service ", waiting_for);
+           " s waiting for the rendezvous service (braidrun's, or a unique id's) ", waiting_for);
     bs::IoResult io = bs::recv_some(fd, buf, sizeof buf);
     if (io.state == bs::IoState::again) continue;
     if (io.state != bs::IoState::ok)
-      fail(BRAID_ERR_BOOTSTRAP, me, "lost braidrun's rendezvous service while waiting ",
-           waiting_for, ": ", bs::describe(io));
+      fail(BRAID_ERR_BOOTSTRAP, me,
+           "lost the rendezvous service (braidrun's, or a unique id's) while waiting ", waiting_for,
+           ": ", bs::describe(io));
     line.append(buf, io.bytes);
     if (line.size() > kMaxLine)
-      fail(BRAID_ERR_BOOTSTRAP, me, "braidrun's rendezvous service sent an overlong reply");
+      fail(BRAID_ERR_BOOTSTRAP, me,
+           "the rendezvous service (braidrun's, or a unique id's) sent an overlong reply");
   }
   line.resize(line.find('\n'));
   return line;
@@ -92,24 +95,27 @@ RootContact RendezvousBoard::share(const RootContact *mine) {
   }
   bs::IoResult io = bs::send_all(fd.get(), request.data(), request.size(), deadline);
   if (io.state != bs::IoState::ok)
-    fail(BRAID_ERR_BOOTSTRAP, me, "could not send to braidrun's rendezvous service at ", where,
-         ": ", bs::describe(io));
+    fail(BRAID_ERR_BOOTSTRAP, me,
+         "could not send to the rendezvous service (braidrun's, or a unique id's) at ", where, ": ",
+         bs::describe(io));
 
   const std::string waiting_for =
       mine ? cat("at ", where, " to confirm rank 0's address")
            : cat("at ", where, " to say where rank 0 listens (rank 0 never registered)");
   const std::string reply = read_line(fd.get(), deadline, timeout_s_, me, waiting_for);
   if (reply.rfind("error ", 0) == 0)
-    fail(BRAID_ERR_BOOTSTRAP, me, "braidrun's rendezvous service at ", where,
-         " refused this rank: ", reply.substr(6));
+    fail(BRAID_ERR_BOOTSTRAP, me, "the rendezvous service (braidrun's, or a unique id's) at ",
+         where, " refused this rank: ", reply.substr(6));
   if (mine) {
     if (reply != "ok")
-      fail(BRAID_ERR_BOOTSTRAP, me, "unexpected reply from braidrun's rendezvous service at ",
-           where, ": '", reply, "'");
+      fail(BRAID_ERR_BOOTSTRAP, me,
+           "unexpected reply from the rendezvous service (braidrun's, or a unique id's) at ", where,
+           ": '", reply, "'");
     return *mine;
   }
   if (reply.rfind("root ", 0) != 0)
-    fail(BRAID_ERR_BOOTSTRAP, me, "unexpected reply from braidrun's rendezvous service at ", where,
+    fail(BRAID_ERR_BOOTSTRAP, me,
+         "unexpected reply from the rendezvous service (braidrun's, or a unique id's) at ", where,
          ": '", reply, "'");
   RootContact contact;
   contact.addresses =

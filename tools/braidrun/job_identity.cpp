@@ -11,9 +11,11 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "unique_fd.hpp"
+#include "net/unique_fd.hpp"
 
 namespace braidrun {
+
+using braid::net::UniqueFd;
 namespace {
 
 [[noreturn]] void throw_errno(const char *what) {

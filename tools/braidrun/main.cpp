@@ -17,10 +17,10 @@
 #include "hosts.hpp"
 #include "job_identity.hpp"
 #include "launch.hpp"
+#include "net/rendezvous_service.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "process_state.hpp"
-#include "rendezvous.hpp"
 #include "supervisor.hpp"
 
 namespace {
@@ -80,17 +80,19 @@ int run_job(const braidrun::Options &options) {
   // inherits the mask) so none that arrives during the launch is lost: it waits in the
   // signalfd until supervision starts.
   const braidrun::InheritedState inherited = braidrun::prepare_launcher_process();
-  braidrun::UniqueFd signal_fd = braidrun::open_signal_fd();
+  braid::net::UniqueFd signal_fd = braidrun::open_signal_fd();
   // On one machine rank 0 listens on loopback at a port braidrun picks. Across hosts neither
   // its address nor a free port there is known here, so rank 0 registers them with braidrun.
   braidrun::JobIdentity job;
-  std::unique_ptr<braidrun::RendezvousService> rendezvous;
+  std::unique_ptr<braid::net::RendezvousService> rendezvous;
   if (all_local) {
     job = braidrun::make_job_identity();
   } else {
     job = braidrun::make_job_key();
-    rendezvous = std::make_unique<braidrun::RendezvousService>(
-        job.job_key, std::getenv("BRAID_SOCKET_IFNAME"), verbose());
+    rendezvous = std::make_unique<braid::net::RendezvousService>(
+        job.job_key, std::getenv("BRAID_SOCKET_IFNAME"), verbose(), [](const std::string &line) {
+          braidrun::write_all(STDERR_FILENO, "braidrun: " + line + "\n");
+        });
     job.rendezvous = rendezvous->addresses();
   }
   const braidrun::BindingPlan bindings = plan(options, placement);

@@ -9,9 +9,11 @@
 #include <signal.h>
 #include <sys/resource.h>
 
-#include "unique_fd.hpp"
+#include "net/unique_fd.hpp"
 
 namespace braidrun {
+
+using braid::net::UniqueFd;
 
 struct InheritedState {
   sigset_t signal_mask;

@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "net/unique_fd.hpp"
 #include "process_state.hpp"
-#include "unique_fd.hpp"
 
 namespace braidrun {
+
+using braid::net::UniqueFd;
 
 struct RankProcess {
   int rank = 0;

@@ -6,10 +6,12 @@
 
 #include <vector>
 
+#include "net/unique_fd.hpp"
 #include "spawn.hpp"
-#include "unique_fd.hpp"
 
 namespace braidrun {
+
+using braid::net::UniqueFd;
 
 // signal_fd must report SIGINT, SIGTERM and SIGCHLD (see open_signal_fd). Returns braidrun's exit
 // status: 0 if every rank exited 0, else the first failing rank's code or 128+signal.

@@ -1,12 +1,11 @@
-// braidrun's rendezvous service, for jobs that span hosts. braidrun cannot know in advance an
-// address and a free port on rank 0's host that the other hosts can reach, so rank 0 listens on
-// a port its kernel picks and registers its addresses here; the other ranks ask here. Every
-// rank finds this service through BRAID_RENDEZVOUS (the addresses of this machine's interfaces
-// chosen by BRAID_SOCKET_IFNAME or automatically) and proves membership with BRAID_JOB_KEY.
-// The protocol is described in src/job/rendezvous_board.hpp, the client side.
+// The rendezvous service: nobody knows in advance an address and a free port on rank 0's host
+// that the other hosts can reach, so rank 0 listens on a port its kernel picks and registers
+// its addresses here; the other ranks ask here. Used by braidrun for jobs that span hosts
+// (ranks find it through BRAID_RENDEZVOUS and prove membership with BRAID_JOB_KEY) and by
+// braid_get_unique_id (the id carries its addresses and the key). The protocol is described in
+// src/job/rendezvous_board.hpp, the client side.
 //
-// The service runs on its own thread (braidrun's main thread sleeps in the supervisor's poll),
-// started before the first rank so that no rank can look for it too early.
+// The service runs on its own thread, started before any rank can look for it.
 #pragma once
 
 #include <optional>
@@ -14,16 +13,20 @@
 #include <thread>
 #include <vector>
 
-#include "unique_fd.hpp"
+#include <functional>
 
-namespace braidrun {
+#include "net/unique_fd.hpp"
+
+namespace braid::net {
 
 class RendezvousService {
  public:
   // Listens on every interface on a port the kernel picks. ifname: BRAID_SOCKET_IFNAME or
-  // nullptr. verbose: log the chosen addresses and registrations (BRAID_DEBUG=info|trace).
-  // Throws std::runtime_error when no address can be chosen or the socket fails.
-  RendezvousService(std::string job_key, const char *ifname, bool verbose);
+  // nullptr. `log` gets what the service has to say (refused clients always; with verbose, the
+  // chosen addresses and registrations too). Throws std::runtime_error when no address can be
+  // chosen or the socket fails.
+  using Log = std::function<void(const std::string &)>;
+  RendezvousService(std::string job_key, const char *ifname, bool verbose, Log log);
   ~RendezvousService();  // stops and joins the thread
   RendezvousService(const RendezvousService &) = delete;
   RendezvousService &operator=(const RendezvousService &) = delete;
@@ -49,6 +52,7 @@ class RendezvousService {
 
   const std::string job_key_;
   const bool verbose_;
+  const Log log_;
   UniqueFd listener_;
   UniqueFd stop_read_, stop_write_;
   std::string addresses_;
@@ -57,4 +61,4 @@ class RendezvousService {
   std::thread thread_;
 };
 
-}  // namespace braidrun
+}  // namespace braid::net

@@ -1,4 +1,4 @@
-#include "rendezvous.hpp"
+#include "net/rendezvous_service.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,9 +14,8 @@
 #include <system_error>
 
 #include "net/interfaces.hpp"
-#include "output.hpp"
 
-namespace braidrun {
+namespace braid::net {
 namespace {
 
 constexpr size_t kMaxRequest = 4096;
@@ -27,10 +26,6 @@ long long now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-void report(const std::string &line) {
-  write_all(STDERR_FILENO, "braidrun: " + line + "\n");
 }
 
 std::string host_port(const std::string &host, int port) {
@@ -93,22 +88,22 @@ std::vector<std::string> words_of(const std::string &line) {
 
 }  // namespace
 
-RendezvousService::RendezvousService(std::string job_key, const char *ifname, bool verbose)
-    : job_key_(std::move(job_key)), verbose_(verbose) {
+RendezvousService::RendezvousService(std::string job_key, const char *ifname, bool verbose, Log log)
+    : job_key_(std::move(job_key)), verbose_(verbose), log_(std::move(log)) {
   std::string error;
-  const auto all = braid::net::list_interfaces(&error);
+  const auto all = list_interfaces(&error);
   if (!error.empty()) throw std::runtime_error("cannot list network interfaces: " + error);
-  const braid::net::AddressChoice choice = braid::net::choose_addresses(all, ifname);
+  const AddressChoice choice = choose_addresses(all, ifname);
   if (choice.chosen.empty())
     throw std::runtime_error("no address for the rendezvous service: " + choice.error);
   const bool ipv6 = std::any_of(choice.chosen.begin(), choice.chosen.end(),
-                                [](const braid::net::Interface &i) { return i.ipv6; });
+                                [](const Interface &i) { return i.ipv6; });
   const int port = listen_any(listener_, ipv6);
-  for (const braid::net::Interface &i : choice.chosen)
+  for (const Interface &i : choice.chosen)
     addresses_ += (addresses_.empty() ? "" : ",") + host_port(i.address, port);
   if (verbose_)
-    report("rendezvous service for ranks on other hosts listens on port " + std::to_string(port) +
-           " at " + braid::net::describe(choice.chosen) + ", " + choice.reason);
+    log_("rendezvous service for ranks on other hosts listens on port " + std::to_string(port) +
+         " at " + describe(choice.chosen) + ", " + choice.reason);
 
   int fds[2];
   if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -135,7 +130,7 @@ void RendezvousService::run() {
     }
     const int timeout = wake < 0 ? -1 : static_cast<int>(std::max(0LL, wake - now_ms()));
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
-      report(std::string("rendezvous service stopped: poll: ") + std::strerror(errno));
+      log_(std::string("rendezvous service stopped: poll: ") + std::strerror(errno));
       return;
     }
     if (fds[0].revents != 0) return;
@@ -188,7 +183,7 @@ void RendezvousService::handle(Client &client, const std::string &line) {
     root_ = w[5];
     answer(client, "ok\n");
     client.fd.reset();
-    if (verbose_) report("rank 0 registered its bootstrap address " + *root_);
+    if (verbose_) log_("rank 0 registered its bootstrap address " + *root_);
     for (Client &c : clients_)
       if (c.fd && c.waiting) {
         answer(c, "root " + *root_ + "\n");
@@ -216,9 +211,9 @@ void RendezvousService::answer(Client &client, const std::string &reply) {
 }
 
 void RendezvousService::refuse(Client &client, const std::string &why) {
-  report("rendezvous service refused " + client.peer + ": " + why);
+  log_("rendezvous service refused " + client.peer + ": " + why);
   answer(client, "error " + why + "\n");
   client.fd.reset();
 }
 
-}  // namespace braidrun
+}  // namespace braid::net

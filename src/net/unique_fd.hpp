@@ -1,12 +1,13 @@
-// Owning file descriptor. braidrun juggles many pipe ends around fork(); a write end leaked into
-// the wrong process would keep a rank's output stream from ever reaching EOF.
+// Owning file descriptor (braidrun juggles many pipe ends around fork(); a write end leaked into
+// the wrong process would keep a rank's output stream from ever reaching EOF). Shared by
+// braidrun and the library's rendezvous service.
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace braidrun {
+namespace braid::net {
 
 class UniqueFd {
  public:
@@ -33,4 +34,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace braidrun
+}  // namespace braid::net

@@ -1,0 +1,140 @@
+// Unique ids without braidrun or PMIx: this test process makes an id and starts its ranks
+// itself (as a framework with its own launcher does), handing them the id on the command line;
+// and an id whose creator has exited fails within BRAID_TIMEOUT, naming the address.
+#include <braid/braid.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern char **environ;
+
+namespace {
+
+std::string g_self;  // this executable, to start ranks as
+
+std::string to_hex(const braid_unique_id_t &id) {
+  std::string out;
+  char byte[3];
+  for (char c : id.internal) {
+    std::snprintf(byte, sizeof byte, "%02x", static_cast<unsigned char>(c));
+    out += byte;
+  }
+  return out;
+}
+
+braid_unique_id_t from_hex(const char *text) {
+  braid_unique_id_t id{};
+  for (size_t i = 0; i < sizeof id.internal && text[2 * i] && text[2 * i + 1]; ++i)
+    id.internal[i] = static_cast<char>(std::stoi(std::string(text + 2 * i, 2), nullptr, 16));
+  return id;
+}
+
+// A rank: forms the group, runs collectives, checks them; exit 0 when all is right.
+int rank_main(const char *hex, int nranks, int rank) {
+  braid_comm_t g = nullptr;
+  if (braid_comm_init_rank(&g, nranks, from_hex(hex), rank) != BRAID_SUCCESS) {
+    std::fprintf(stderr, "rank %d: init_rank: %s\n", rank, braid_last_error());
+    return 1;
+  }
+  std::vector<double> v(5000, rank + 1.0);
+  int bad =
+      braid_allreduce(v.data(), v.data(), v.size(), BRAID_FLOAT64, BRAID_SUM, g) != BRAID_SUCCESS ||
+              v[4999] != nranks * (nranks + 1) / 2.0
+          ? 1
+          : 0;
+  int32_t root_value = rank == nranks - 1 ? 42 : 0;
+  bad |= braid_broadcast(&root_value, 1, BRAID_INT32, nranks - 1, g) != BRAID_SUCCESS ||
+         root_value != 42;
+  bad |= braid_barrier(g) != BRAID_SUCCESS;
+  if (bad) std::fprintf(stderr, "rank %d: wrong result: %s\n", rank, braid_last_error());
+  return braid_comm_free(&g) == BRAID_SUCCESS && !bad ? 0 : 1;
+}
+
+pid_t start(const std::vector<std::string> &args) {
+  std::vector<char *> argv;
+  for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, g_self.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(EmbedProcesses, RanksStartedByTheApplicationFormAGroup) {
+  // No braid environment: these processes know nothing but the id and their rank.
+  unsetenv("BRAID_RANK");
+  unsetenv("BRAID_SIZE");
+  braid_unique_id_t id{};
+  ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  const int n = 3;
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < n; ++r) {
+    ranks.push_back(start({g_self, "--rank", to_hex(id), std::to_string(n), std::to_string(r)}));
+    ASSERT_GT(ranks.back(), 0);
+  }
+  for (int r = 0; r < n; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+}
+
+TEST(EmbedProcesses, AStaleIdFailsWithinTheTimeout) {
+  // The id's creator exits at once: its rendezvous service is gone.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  std::vector<std::string> args = {g_self, "--make-id"};
+  std::vector<char *> argv = {args[0].data(), args[1].data(), nullptr};
+  pid_t maker = -1;
+  ASSERT_EQ(posix_spawn(&maker, g_self.c_str(), &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  char hex[2 * sizeof(braid_unique_id_t) + 1] = {};
+  size_t got = 0;
+  while (got < sizeof hex - 1) {
+    const ssize_t r = read(pipe_fds[0], hex + got, sizeof hex - 1 - got);
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  close(pipe_fds[0]);
+  ASSERT_EQ(wait_for(maker), 0);
+  ASSERT_EQ(got, sizeof hex - 1);
+  setenv("BRAID_TIMEOUT", "2", 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  braid_comm_t g = nullptr;
+  EXPECT_EQ(braid_comm_init_rank(&g, 2, from_hex(hex), 1), BRAID_ERR_BOOTSTRAP);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  unsetenv("BRAID_TIMEOUT");
+  EXPECT_EQ(g, nullptr);
+  const std::string why = braid_last_error();
+  EXPECT_NE(why.find("rendezvous"), std::string::npos) << why;
+  std::printf("[ embed ] stale id: %s after %.2f s (BRAID_TIMEOUT=2)\n", why.c_str(), took);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  g_self = argv[0];
+  if (argc == 5 && std::strcmp(argv[1], "--rank") == 0)
+    return rank_main(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  if (argc == 2 && std::strcmp(argv[1], "--make-id") == 0) {
+    braid_unique_id_t id{};
+    if (braid_get_unique_id(&id) != BRAID_SUCCESS) return 1;
+    std::fputs(to_hex(id).c_str(), stdout);
+    return 0;
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

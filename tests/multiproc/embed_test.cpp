@@ -1,0 +1,112 @@
+// Communicators formed from a unique id, as a program with its own launcher forms them: here
+// the world's rank 0 makes the id and broadcasts it over the world (as an MPI program would
+// with MPI_Bcast); every rank then forms the group with braid_comm_init_rank and uses it.
+#include <braid/braid.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+braid_unique_id_t shared_id(int from) {
+  braid_unique_id_t id{};
+  if (rank() == from) {
+    EXPECT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  }
+  EXPECT_EQ(braid_broadcast(&id, sizeof id, BRAID_UINT8, from, world()), BRAID_SUCCESS);
+  return id;
+}
+
+TEST(Embed, GroupFromAUniqueIdRunsEveryCollective) {
+  const braid_unique_id_t id = shared_id(0);
+  // Ranks in reverse order: the group's numbering is the caller's, not the world's.
+  const int mine = size() - 1 - rank();
+  braid_comm_t g = nullptr;
+  ASSERT_EQ(braid_comm_init_rank(&g, size(), id, mine), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_EQ(braid_comm_rank(g), mine);
+  EXPECT_EQ(braid_comm_size(g), size());
+  std::vector<int64_t> v(1000, mine + 1);
+  ASSERT_EQ(braid_allreduce(v.data(), v.data(), v.size(), BRAID_INT64, BRAID_SUM, g), BRAID_SUCCESS)
+      << braid_last_error();
+  EXPECT_EQ(v[999], static_cast<int64_t>(size()) * (size() + 1) / 2);
+  std::vector<int32_t> all(static_cast<size_t>(size()), -1);
+  const int32_t me = mine;
+  ASSERT_EQ(braid_allgather(&me, all.data(), 1, BRAID_INT32, g), BRAID_SUCCESS);
+  for (int r = 0; r < size(); ++r) EXPECT_EQ(all[static_cast<size_t>(r)], r);
+  // A split of it, and the world still works meanwhile.
+  braid_comm_t half = nullptr;
+  ASSERT_EQ(braid_comm_split(g, mine % 2, mine, &half), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_barrier(half), BRAID_SUCCESS);
+  int32_t x = 1;
+  ASSERT_EQ(braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, world()), BRAID_SUCCESS);
+  EXPECT_EQ(x, size());
+  // Freeing the group's communicator leaves the group, with what was split from it.
+  braid_comm_t stale_half = half;
+  ASSERT_EQ(braid_comm_free(&g), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_EQ(g, nullptr);
+  EXPECT_EQ(braid_comm_size(stale_half), -1);
+}
+
+TEST(Embed, TwoIndependentGroupsInOneJob) {
+  if (size() < 2) GTEST_SKIP() << "needs two groups";
+  // Even and odd world ranks each form a group from their own id, made by their lowest rank.
+  const braid_unique_id_t even = shared_id(0);
+  const braid_unique_id_t odd = shared_id(1);
+  const bool is_even = rank() % 2 == 0;
+  const int members = is_even ? (size() + 1) / 2 : size() / 2;
+  braid_comm_t g = nullptr;
+  ASSERT_EQ(braid_comm_init_rank(&g, members, is_even ? even : odd, rank() / 2), BRAID_SUCCESS)
+      << braid_last_error();
+  int32_t x = rank();
+  ASSERT_EQ(braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_MAX, g), BRAID_SUCCESS)
+      << braid_last_error();
+  const int last = is_even ? (size() - 1) / 2 * 2 : (size() - 2) / 2 * 2 + 1;
+  EXPECT_EQ(x, last);
+  ASSERT_EQ(braid_comm_free(&g), BRAID_SUCCESS) << braid_last_error();
+}
+
+TEST(Embed, ForgedIdsAndBadArgumentsAreRefusedAtOnce) {
+  braid_unique_id_t id{};
+  ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  braid_comm_t g = world();
+  braid_unique_id_t forged = id;
+  forged.internal[20] ^= 1;
+  EXPECT_EQ(braid_comm_init_rank(&g, 2, forged, 1), BRAID_ERR_BOOTSTRAP);
+  EXPECT_EQ(g, nullptr);
+  EXPECT_NE(std::string(braid_last_error()).find("not one braid_get_unique_id made"),
+            std::string::npos)
+      << braid_last_error();
+  braid_unique_id_t zeros{};
+  EXPECT_EQ(braid_comm_init_rank(&g, 2, zeros, 0), BRAID_ERR_BOOTSTRAP);
+  EXPECT_EQ(braid_comm_init_rank(&g, 0, id, 0), BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(braid_comm_init_rank(&g, 2, id, 2), BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(braid_last_error()).find("rank 2 is out of range"), std::string::npos);
+  EXPECT_EQ(braid_comm_init_rank(nullptr, 2, id, 0), BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(braid_get_unique_id(nullptr), BRAID_ERR_INVALID_ARGUMENT);
+  // A group of one needs nobody else.
+  ASSERT_EQ(braid_comm_init_rank(&g, 1, id, 0), BRAID_SUCCESS) << braid_last_error();
+  double d = 2.5;
+  ASSERT_EQ(braid_allreduce(&d, &d, 1, BRAID_FLOAT64, BRAID_SUM, g), BRAID_SUCCESS);
+  EXPECT_EQ(d, 2.5);
+  ASSERT_EQ(braid_comm_free(&g), BRAID_SUCCESS);
+}
+
+TEST(Embed, CppFormsAGroupThatLeavesWithItsLastCopy) {
+  braid_unique_id_t id{};
+  if (rank() == 0) id = braid::unique_id();
+  ASSERT_EQ(braid_broadcast(&id, sizeof id, BRAID_UINT8, 0, world()), BRAID_SUCCESS);
+  braid::Comm g = braid::Comm::from_unique_id(id, size(), rank());
+  std::vector<int32_t> v(10, 1);
+  g.allreduce(v, braid::Op::sum);
+  EXPECT_EQ(v[0], size());
+  braid::Comm copy = g;
+  g.free();  // leaves the group now; the copy is invalid with it
+  EXPECT_EQ(copy.size(), -1);
+}
+
+}  // namespace
+}  // namespace mp
