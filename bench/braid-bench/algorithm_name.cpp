@@ -17,7 +17,6 @@
 #endif
 
 namespace braid_bench {
-namespace {
 
 const char *override_variable(Collective c) {
   switch (c) {
@@ -27,9 +26,27 @@ const char *override_variable(Collective c) {
       return "BRAID_BROADCAST_ALGO";
     case Collective::barrier:
       return nullptr;
+    case Collective::reduce:
+      return "BRAID_REDUCE_ALGO";
+    case Collective::allgather:
+      return "BRAID_ALLGATHER_ALGO";
+    case Collective::allgatherv:
+      return "BRAID_ALLGATHERV_ALGO";
+    case Collective::reduce_scatter:
+      return "BRAID_REDUCE_SCATTER_ALGO";
+    case Collective::alltoall:
+      return "BRAID_ALLTOALL_ALGO";
+    case Collective::alltoallv:
+      return "BRAID_ALLTOALLV_ALGO";
+    case Collective::gather:
+      return "BRAID_GATHER_ALGO";
+    case Collective::scatter:
+      return "BRAID_SCATTER_ALGO";
   }
   return nullptr;
 }
+
+namespace {
 
 std::string forced_algorithm(Collective c) {
   const char *var = override_variable(c);
@@ -39,16 +56,13 @@ std::string forced_algorithm(Collective c) {
 
 #ifdef BRAID_BENCH_HAVE_SELECTION
 braid::coll::CollKind kind_of(Collective c) {
-  switch (c) {
-    case Collective::allreduce:
-      return braid::coll::CollKind::allreduce;
-    case Collective::broadcast:
-      return braid::coll::CollKind::broadcast;
-    case Collective::barrier:
-      return braid::coll::CollKind::barrier;
-  }
-  return braid::coll::CollKind::barrier;
+  // The two enumerations list the kinds in the same order (checked below).
+  return static_cast<braid::coll::CollKind>(static_cast<int>(c));
 }
+static_assert(static_cast<int>(Collective::scatter) ==
+              static_cast<int>(braid::coll::CollKind::scatter));
+static_assert(static_cast<int>(Collective::reduce_scatter) ==
+              static_cast<int>(braid::coll::CollKind::reduce_scatter));
 
 // Where libbraid will find the ranks, from what the launcher tells each rank: BRAID_HOST_ID
 // (the test override, one entry per rank in turn) or BRAID_LOCAL_SIZE ranks per node, and

@@ -18,6 +18,9 @@ namespace braid_bench {
 // the table); "local" on one rank, where braid runs no algorithm at all.
 std::string braid_algorithm(Collective c, size_t bytes, size_t count, int ranks);
 
+// BRAID_<KIND>_ALGO of c (null for barrier, whose algorithm braid-bench does not force).
+const char *override_variable(Collective c);
+
 // Whether `name` is a braid algorithm for c; if not, *why lists the valid names. Always true
 // without the table (braid_init then rejects a bad name).
 bool braid_algorithm_exists(Collective c, const std::string &name, std::string *why);

@@ -33,6 +33,10 @@ braid_dtype_t to_braid(Dtype d) {
       return BRAID_INT64;
     case Dtype::uint64:
       return BRAID_UINT64;
+    case Dtype::int16:
+      return BRAID_INT16;
+    case Dtype::uint16:
+      return BRAID_UINT16;
     case Dtype::float16:
       return BRAID_FLOAT16;
     case Dtype::bfloat16:
@@ -105,6 +109,48 @@ void BraidBackend::broadcast(void *buf, size_t count, Dtype d, int root) {
 
 void BraidBackend::barrier() {
   check(braid_barrier(world_), "braid_barrier");
+}
+
+void BraidBackend::reduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op,
+                          int root) {
+  check(braid_reduce(sendbuf, recvbuf, count, to_braid(d), to_braid(op), root, world_),
+        "braid_reduce");
+}
+
+void BraidBackend::allgather(const void *sendbuf, void *recvbuf, size_t count, Dtype d) {
+  check(braid_allgather(sendbuf, recvbuf, count, to_braid(d), world_), "braid_allgather");
+}
+
+void BraidBackend::allgatherv(const void *sendbuf, size_t count, void *recvbuf,
+                              const size_t *counts, const size_t *displs, Dtype d) {
+  check(braid_allgatherv(sendbuf, count, recvbuf, counts, displs, to_braid(d), world_),
+        "braid_allgatherv");
+}
+
+void BraidBackend::reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, Dtype d,
+                                  Op op) {
+  check(braid_reduce_scatter(sendbuf, recvbuf, count, to_braid(d), to_braid(op), world_),
+        "braid_reduce_scatter");
+}
+
+void BraidBackend::alltoall(const void *sendbuf, void *recvbuf, size_t count, Dtype d) {
+  check(braid_alltoall(sendbuf, recvbuf, count, to_braid(d), world_), "braid_alltoall");
+}
+
+void BraidBackend::alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                             void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                             Dtype d) {
+  check(braid_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, to_braid(d),
+                        world_),
+        "braid_alltoallv");
+}
+
+void BraidBackend::gather(const void *sendbuf, void *recvbuf, size_t count, Dtype d, int root) {
+  check(braid_gather(sendbuf, recvbuf, count, to_braid(d), root, world_), "braid_gather");
+}
+
+void BraidBackend::scatter(const void *sendbuf, void *recvbuf, size_t count, Dtype d, int root) {
+  check(braid_scatter(sendbuf, recvbuf, count, to_braid(d), root, world_), "braid_scatter");
 }
 
 void *BraidBackend::alloc_buffer(size_t bytes) {

@@ -99,6 +99,10 @@ void store_value(Dtype d, void *buf, size_t i, int64_t v) {
   switch (d) {
     case Dtype::int8:
       return put(buf, i, static_cast<int8_t>(v));
+    case Dtype::int16:
+      return put(buf, i, static_cast<int16_t>(v));
+    case Dtype::uint16:
+      return put(buf, i, static_cast<uint16_t>(v));
     case Dtype::uint8:
       return put(buf, i, static_cast<uint8_t>(v));
     case Dtype::int32:
@@ -133,6 +137,102 @@ void fill_input(Collective c, Op op, Dtype d, int rank, int ranks, int root, voi
 void fill_expected(Collective c, Op op, Dtype d, int ranks, int root, void *buf, size_t count) {
   for (size_t i = 0; i < count; ++i)
     store_value(d, buf, i, expected_value(c, op, d, ranks, root, i));
+}
+
+namespace {
+
+int64_t block_value(int owner, int block, size_t i) {
+  return static_cast<int64_t>(
+      (5 * i + 7 * static_cast<size_t>(block) + 3 * static_cast<size_t>(owner) + 1) % 101);
+}
+
+void fill_block(Dtype d, void *buf, size_t at, size_t count, int owner, int block) {
+  for (size_t i = 0; i < count; ++i) store_value(d, buf, at + i, block_value(owner, block, i));
+}
+
+}  // namespace
+
+size_t send_elements(Collective c, int ranks, size_t count) {
+  const auto n = static_cast<size_t>(ranks);
+  switch (c) {
+    case Collective::reduce_scatter:
+    case Collective::alltoall:
+    case Collective::alltoallv:
+    case Collective::scatter:
+      return count * n;
+    default:
+      return count;
+  }
+}
+
+size_t recv_elements(Collective c, int ranks, size_t count) {
+  const auto n = static_cast<size_t>(ranks);
+  switch (c) {
+    case Collective::allgather:
+    case Collective::allgatherv:
+    case Collective::alltoall:
+    case Collective::alltoallv:
+    case Collective::gather:
+      return count * n;
+    default:
+      return count;
+  }
+}
+
+void fill_send(Collective c, Op op, Dtype d, int rank, int ranks, int root, void *buf,
+               size_t count) {
+  switch (c) {
+    case Collective::reduce:
+    case Collective::reduce_scatter:
+      for (size_t i = 0; i < send_elements(c, ranks, count); ++i)
+        store_value(d, buf, i, input_value(Collective::allreduce, op, d, rank, ranks, root, i));
+      return;
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      for (int j = 0; j < ranks; ++j)
+        fill_block(d, buf, count * static_cast<size_t>(j), count, rank, j);
+      return;
+    case Collective::scatter:
+      if (rank != root) return;
+      for (int j = 0; j < ranks; ++j)
+        fill_block(d, buf, count * static_cast<size_t>(j), count, root, j);
+      return;
+    default:  // allgather(v), gather: this rank's block
+      fill_block(d, buf, 0, count, rank, 0);
+      return;
+  }
+}
+
+bool fill_expected_recv(Collective c, Op op, Dtype d, int rank, int ranks, int root, void *buf,
+                        size_t count) {
+  switch (c) {
+    case Collective::reduce:
+      if (rank != root) return false;
+      for (size_t i = 0; i < count; ++i)
+        store_value(d, buf, i, expected_value(Collective::allreduce, op, d, ranks, root, i));
+      return true;
+    case Collective::reduce_scatter:
+      for (size_t i = 0; i < count; ++i)
+        store_value(d, buf, i,
+                    expected_value(Collective::allreduce, op, d, ranks, root,
+                                   static_cast<size_t>(rank) * count + i));
+      return true;
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      for (int r = 0; r < ranks; ++r)
+        fill_block(d, buf, count * static_cast<size_t>(r), count, r, rank);
+      return true;
+    case Collective::scatter:
+      fill_block(d, buf, 0, count, root, rank);
+      return true;
+    case Collective::gather:
+      if (rank != root) return false;
+      [[fallthrough]];
+    default:  // allgather(v): every rank's block in rank order
+      for (int r = 0; r < ranks; ++r)
+        fill_block(d, buf, count * static_cast<size_t>(r), count, r, 0);
+      return true;
+  }
 }
 
 void poison(void *buf, size_t bytes) {

@@ -34,6 +34,19 @@ void fill_expected(Collective c, Op op, Dtype d, int ranks, int root, void *buf,
 // element the collective failed to write is counted as wrong.
 void poison(void *buf, size_t bytes);
 
+// The rest of the set. `count` is the call's count (one rank's block; reduce: the vector).
+// Reductions use the allreduce inputs above over the whole send buffer; data movement uses
+// (5i + 7 block + 3 owner + 1) % 101 for element i of `owner`'s block `block`.
+size_t send_elements(Collective c, int ranks, size_t count);
+size_t recv_elements(Collective c, int ranks, size_t count);
+// Fills `rank`'s whole send buffer (scatter off the root: nothing to fill).
+void fill_send(Collective c, Op op, Dtype d, int rank, int ranks, int root, void *buf,
+               size_t count);
+// What `rank`'s receive buffer must hold after the call; false where nothing is received
+// (reduce and gather off the root).
+bool fill_expected_recv(Collective c, Op op, Dtype d, int rank, int ranks, int root, void *buf,
+                        size_t count);
+
 // Number of elements of `actual` whose bytes differ from `expected`.
 uint64_t count_wrong(const void *expected, const void *actual, Dtype d, size_t count);
 

@@ -1,5 +1,6 @@
 #include "driver.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -65,7 +66,7 @@ RunInfo describe_run(const Options &o, Backend &backend, const std::string &prog
   info.transport = backend.transport();
   info.ranks = backend.size();
   info.dtype = o.collective == Collective::barrier ? "-" : name(o.dtype);
-  info.op = o.collective == Collective::allreduce ? name(o.op) : "-";
+  info.op = reduces(o.collective) ? name(o.op) : "-";
   info.mode = o.mode;
   info.check = o.check;
   info.machine = this_machine();
@@ -86,7 +87,7 @@ int run_benchmark(const Options &o, Backend &backend, const DriverSettings &sett
   const int ranks = backend.size();
   const char *program = settings.program.c_str();
 
-  if (o.collective == Collective::broadcast && o.root >= ranks) {
+  if (rooted(o.collective) && o.root >= ranks) {
     // Every rank says it: the first to exit gets the others stopped by braidrun.
     std::fprintf(settings.err, "%s: --root '%d': out of range for %d rank%s (0 .. %d)\n", program,
                  o.root, ranks, ranks == 1 ? "" : "s", ranks - 1);
@@ -116,9 +117,21 @@ int run_benchmark(const Options &o, Backend &backend, const DriverSettings &sett
                                         : size_list(o.min_bytes, o.max_bytes, es);
   if (sizes.empty()) throw std::logic_error("empty size list");  // parse_options prevents it
   const size_t max_bytes = sizes.back();
-  Buffer send = allocate(backend, max_bytes);
-  Buffer recv = allocate(backend, o.collective == Collective::allreduce ? max_bytes : 0);
-  Buffer expected = allocate(backend, o.check ? max_bytes : 0);
+  const Collective c = o.collective;
+  // allreduce, broadcast and barrier as before; the rest of the set through check.hpp's
+  // layouts (send and receive buffers of several blocks).
+  const bool classic =
+      c == Collective::allreduce || c == Collective::broadcast || c == Collective::barrier;
+  const size_t max_count = max_bytes / es;
+  const size_t send_bytes = classic ? max_bytes : send_elements(c, ranks, max_count) * es;
+  const size_t recv_bytes = c == Collective::allreduce ? max_bytes
+                            : classic                  ? 0
+                                                       : recv_elements(c, ranks, max_count) * es;
+  Buffer send = allocate(backend, send_bytes);
+  Buffer recv = allocate(backend, recv_bytes);
+  Buffer expected = allocate(backend, o.check ? std::max(max_bytes, classic ? 0 : recv_bytes) : 0);
+  // The v-variants run with every rank's count equal (as OSU's do), blocks in rank order.
+  std::vector<size_t> vcounts(static_cast<size_t>(ranks)), vdispls(static_cast<size_t>(ranks));
 
   if (lead) {
     std::fputs(table_header(info).c_str(), settings.out);
@@ -136,23 +149,50 @@ int run_benchmark(const Options &o, Backend &backend, const DriverSettings &sett
       std::fflush(settings.err);
     }
 
+    for (size_t r = 0; r < vcounts.size(); ++r) {
+      vcounts[r] = count;
+      vdispls[r] = r * count;
+    }
     // The same inputs whether or not --check: the reduction sees identical values either way.
     auto prepare = [&] {
-      if (o.collective == Collective::allreduce) {
-        fill_input(o.collective, o.op, o.dtype, backend.rank(), ranks, o.root, send.get(), count);
+      if (c == Collective::allreduce) {
+        fill_input(c, o.op, o.dtype, backend.rank(), ranks, o.root, send.get(), count);
         poison(recv.get(), bytes);
-      } else if (o.collective == Collective::broadcast) {
-        fill_input(o.collective, o.op, o.dtype, backend.rank(), ranks, o.root, send.get(), count);
+      } else if (c == Collective::broadcast) {
+        fill_input(c, o.op, o.dtype, backend.rank(), ranks, o.root, send.get(), count);
+      } else if (!classic) {
+        fill_send(c, o.op, o.dtype, backend.rank(), ranks, o.root, send.get(), count);
+        poison(recv.get(), recv_elements(c, ranks, count) * es);
       }
     };
+    const bool root = backend.rank() == o.root;
     auto call = [&] {
-      switch (o.collective) {
+      switch (c) {
         case Collective::allreduce:
           return backend.allreduce(send.get(), recv.get(), count, o.dtype, o.op);
         case Collective::broadcast:
           return backend.broadcast(send.get(), count, o.dtype, o.root);
         case Collective::barrier:
           return backend.barrier();
+        case Collective::reduce:
+          return backend.reduce(send.get(), root ? recv.get() : nullptr, count, o.dtype, o.op,
+                                o.root);
+        case Collective::allgather:
+          return backend.allgather(send.get(), recv.get(), count, o.dtype);
+        case Collective::allgatherv:
+          return backend.allgatherv(send.get(), count, recv.get(), vcounts.data(), vdispls.data(),
+                                    o.dtype);
+        case Collective::reduce_scatter:
+          return backend.reduce_scatter(send.get(), recv.get(), count, o.dtype, o.op);
+        case Collective::alltoall:
+          return backend.alltoall(send.get(), recv.get(), count, o.dtype);
+        case Collective::alltoallv:
+          return backend.alltoallv(send.get(), vcounts.data(), vdispls.data(), recv.get(),
+                                   vcounts.data(), vdispls.data(), o.dtype);
+        case Collective::gather:
+          return backend.gather(send.get(), root ? recv.get() : nullptr, count, o.dtype, o.root);
+        case Collective::scatter:
+          return backend.scatter(root ? send.get() : nullptr, recv.get(), count, o.dtype, o.root);
       }
     };
     prepare();
@@ -167,18 +207,24 @@ int run_benchmark(const Options &o, Backend &backend, const DriverSettings &sett
     row.avg_us = lat.avg_us;
     row.min_us = lat.min_us;
     row.max_us = lat.max_us;
-    row.algbw_gbps = algbw_gbps(bytes, lat.avg_us * 1e-6);
+    row.algbw_gbps = algbw_gbps(algbw_bytes(c, ranks, bytes), lat.avg_us * 1e-6);
     row.busbw_gbps = busbw_gbps(o.collective, ranks, bytes, lat.avg_us * 1e-6);
     row.iters = it.iters;
     row.warmup = it.warmup;
 
-    if (o.check && o.collective != Collective::barrier) {
+    if (o.check && c != Collective::barrier) {
       // One more call, untimed, into poisoned output: an element it does not write is wrong.
-      fill_expected(o.collective, o.op, o.dtype, ranks, o.root, expected.get(), count);
+      uint64_t wrong = 0;
       prepare();
       call();
-      const void *result = o.collective == Collective::allreduce ? recv.get() : send.get();
-      uint64_t wrong = count_wrong(expected.get(), result, o.dtype, count);
+      if (classic) {
+        fill_expected(c, o.op, o.dtype, ranks, o.root, expected.get(), count);
+        const void *result = c == Collective::allreduce ? recv.get() : send.get();
+        wrong = count_wrong(expected.get(), result, o.dtype, count);
+      } else if (fill_expected_recv(c, o.op, o.dtype, backend.rank(), ranks, o.root, expected.get(),
+                                    count)) {
+        wrong = count_wrong(expected.get(), recv.get(), o.dtype, recv_elements(c, ranks, count));
+      }
       backend.allreduce(&wrong, &wrong, 1, Dtype::uint64, Op::sum);
       row.errors = wrong;
       total_errors += wrong;

@@ -59,8 +59,7 @@ ParseResult parse_options(int argc, const char *const *argv) {
             cat("unexpected argument '", arg, "': the collective is already ", name(*collective)));
       collective = parse_collective(arg);
       if (!collective)
-        return error(
-            cat("'", arg, "' is not a collective; expected allreduce, broadcast or barrier"));
+        return error(cat("'", arg, "' is not a collective; expected one of: ", collective_names()));
       continue;
     }
     std::string_view opt = arg;
@@ -132,21 +131,24 @@ ParseResult parse_options(int argc, const char *const *argv) {
   }
 
   if (!collective)
-    return error("missing the collective: allreduce, broadcast or barrier (see --help)");
+    return error(cat("missing the collective: one of ", collective_names(), " (see --help)"));
   o.collective = *collective;
   if (o.min_bytes > o.max_bytes)
     return error(cat("--min-bytes ", o.min_bytes, " is larger than --max-bytes ", o.max_bytes));
   if (!o.algo.empty() && o.collective == Collective::barrier)
     return error(cat(quoted("--algo", o.algo),
-                     ": barrier has no selectable algorithm (--algo applies to allreduce and "
-                     "broadcast)"));
+                     ": barrier has no selectable algorithm (--algo applies to the other "
+                     "collectives)"));
   result.status = ParseResult::Status::run;
   return result;
 }
 
 std::string help_text(std::string_view program, Flavor flavor) {
   const bool mpi = flavor == Flavor::mpi;
-  std::string t = cat("Usage: ", program, " allreduce|broadcast|barrier [options]\n\n");
+  std::string t =
+      cat("Usage: ", program, " COLLECTIVE [options]\n\n  COLLECTIVE: ", collective_names(),
+          "\n  (the size is one rank's block for allgather(v), reduce_scatter, alltoall(v), "
+          "gather\n  and scatter, the whole vector for the others)\n\n");
   if (!mpi) {
     t +=
         cat("Measures the latency and bandwidth of one braid collective over a sweep of message\n"

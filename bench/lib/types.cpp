@@ -6,7 +6,7 @@
 namespace braid_bench {
 namespace {
 
-constexpr std::array<std::pair<Dtype, const char *>, 10> kDtypes = {{
+constexpr std::array<std::pair<Dtype, const char *>, 12> kDtypes = {{
     {Dtype::int8, "int8"},
     {Dtype::uint8, "uint8"},
     {Dtype::int32, "int32"},
@@ -17,6 +17,8 @@ constexpr std::array<std::pair<Dtype, const char *>, 10> kDtypes = {{
     {Dtype::bfloat16, "bfloat16"},
     {Dtype::float32, "float32"},
     {Dtype::float64, "float64"},
+    {Dtype::int16, "int16"},
+    {Dtype::uint16, "uint16"},
 }};
 constexpr std::array<std::pair<Op, const char *>, 4> kOps = {{
     {Op::sum, "sum"},
@@ -24,10 +26,18 @@ constexpr std::array<std::pair<Op, const char *>, 4> kOps = {{
     {Op::min, "min"},
     {Op::max, "max"},
 }};
-constexpr std::array<std::pair<Collective, const char *>, 3> kCollectives = {{
+constexpr std::array<std::pair<Collective, const char *>, 11> kCollectives = {{
     {Collective::allreduce, "allreduce"},
     {Collective::broadcast, "broadcast"},
     {Collective::barrier, "barrier"},
+    {Collective::reduce, "reduce"},
+    {Collective::allgather, "allgather"},
+    {Collective::allgatherv, "allgatherv"},
+    {Collective::reduce_scatter, "reduce_scatter"},
+    {Collective::alltoall, "alltoall"},
+    {Collective::alltoallv, "alltoallv"},
+    {Collective::gather, "gather"},
+    {Collective::scatter, "scatter"},
 }};
 constexpr std::array<std::pair<Mode, const char *>, 2> kModes = {{
     {Mode::osu, "osu"},
@@ -93,11 +103,27 @@ std::string op_names() {
   return joined(kOps);
 }
 
+std::string collective_names() {
+  return joined(kCollectives);
+}
+
+bool reduces(Collective c) {
+  return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter;
+}
+
+bool rooted(Collective c) {
+  return c == Collective::broadcast || c == Collective::reduce || c == Collective::gather ||
+         c == Collective::scatter;
+}
+
 size_t dtype_size(Dtype d) {
   switch (d) {
     case Dtype::int8:
     case Dtype::uint8:
       return 1;
+    case Dtype::int16:
+    case Dtype::uint16:
+      return 2;
     case Dtype::float16:
     case Dtype::bfloat16:
       return 2;

@@ -9,8 +9,33 @@
 
 namespace braid_bench {
 
-enum class Collective { allreduce, broadcast, barrier };
-enum class Dtype { int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64 };
+enum class Collective {
+  allreduce,
+  broadcast,
+  barrier,
+  reduce,
+  allgather,
+  allgatherv,
+  reduce_scatter,
+  alltoall,
+  alltoallv,
+  gather,
+  scatter,
+};
+enum class Dtype {
+  int8,
+  uint8,
+  int32,
+  uint32,
+  int64,
+  uint64,
+  float16,
+  bfloat16,
+  float32,
+  float64,
+  int16,
+  uint16
+};
 enum class Op { sum, prod, min, max };
 enum class Mode { osu, pipelined };
 
@@ -27,6 +52,11 @@ std::optional<Mode> parse_mode(std::string_view s);
 // "int8 uint8 ... float64": the accepted names, for help and error messages.
 std::string dtype_names();
 std::string op_names();
+// "allreduce broadcast ...": the collectives, for help and error messages.
+std::string collective_names();
+// Whether a collective reduces (takes --op) and has a root (takes --root).
+bool reduces(Collective c);
+bool rooted(Collective c);
 
 size_t dtype_size(Dtype d);
 

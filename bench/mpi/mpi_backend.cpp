@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <stdexcept>
+#include <vector>
 
 #include "build_info.hpp"
 #include "text.hpp"
@@ -31,9 +32,13 @@ MPI_Datatype to_mpi(Dtype d) {
       return MPI_INT64_T;
     case Dtype::uint64:
       return MPI_UINT64_T;
+    case Dtype::int16:
+      return MPI_INT16_T;
+    case Dtype::uint16:
+      return MPI_UINT16_T;
     case Dtype::float16:
     case Dtype::bfloat16:
-      return MPI_UINT16_T;  // bits only: broadcast, never reduced (mpi_unsupported)
+      return MPI_UINT16_T;  // bits only: moved, never reduced (mpi_unsupported)
     case Dtype::float32:
       return MPI_FLOAT;
     case Dtype::float64:
@@ -62,12 +67,17 @@ int mpi_count(size_t count) {
   return static_cast<int>(count);
 }
 
+std::vector<int> mpi_counts(const size_t *v, int n) {
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i) out.push_back(mpi_count(v[i]));
+  return out;
+}
+
 }  // namespace
 
 std::optional<std::string> mpi_unsupported(Collective c, Dtype d) {
-  if (c == Collective::allreduce && (d == Dtype::float16 || d == Dtype::bfloat16))
-    return cat("MPI has no ", name(d),
-               " reduction (MPI_Allreduce cannot reduce it); use another --dtype");
+  if (reduces(c) && (d == Dtype::float16 || d == Dtype::bfloat16))
+    return cat("MPI has no ", name(d), " reduction (MPI cannot reduce it); use another --dtype");
   return std::nullopt;
 }
 
@@ -101,6 +111,62 @@ void MpiBackend::broadcast(void *buf, size_t count, Dtype d, int root) {
 
 void MpiBackend::barrier() {
   check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+void MpiBackend::reduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op,
+                        int root) {
+  const bool in_place = rank_ == root && sendbuf == recvbuf;
+  check(MPI_Reduce(in_place ? MPI_IN_PLACE : sendbuf, recvbuf, mpi_count(count), to_mpi(d),
+                   to_mpi(op), root, MPI_COMM_WORLD),
+        "MPI_Reduce");
+}
+
+void MpiBackend::allgather(const void *sendbuf, void *recvbuf, size_t count, Dtype d) {
+  check(MPI_Allgather(sendbuf, mpi_count(count), to_mpi(d), recvbuf, mpi_count(count), to_mpi(d),
+                      MPI_COMM_WORLD),
+        "MPI_Allgather");
+}
+
+void MpiBackend::allgatherv(const void *sendbuf, size_t count, void *recvbuf, const size_t *counts,
+                            const size_t *displs, Dtype d) {
+  const std::vector<int> c = mpi_counts(counts, size_), s = mpi_counts(displs, size_);
+  check(MPI_Allgatherv(sendbuf, mpi_count(count), to_mpi(d), recvbuf, c.data(), s.data(), to_mpi(d),
+                       MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+}
+
+void MpiBackend::reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op) {
+  check(MPI_Reduce_scatter_block(sendbuf, recvbuf, mpi_count(count), to_mpi(d), to_mpi(op),
+                                 MPI_COMM_WORLD),
+        "MPI_Reduce_scatter_block");
+}
+
+void MpiBackend::alltoall(const void *sendbuf, void *recvbuf, size_t count, Dtype d) {
+  check(MPI_Alltoall(sendbuf == recvbuf ? MPI_IN_PLACE : sendbuf, mpi_count(count), to_mpi(d),
+                     recvbuf, mpi_count(count), to_mpi(d), MPI_COMM_WORLD),
+        "MPI_Alltoall");
+}
+
+void MpiBackend::alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                           void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                           Dtype d) {
+  const std::vector<int> sc = mpi_counts(sendcounts, size_), sd = mpi_counts(sdispls, size_);
+  const std::vector<int> rc = mpi_counts(recvcounts, size_), rd = mpi_counts(rdispls, size_);
+  check(MPI_Alltoallv(sendbuf, sc.data(), sd.data(), to_mpi(d), recvbuf, rc.data(), rd.data(),
+                      to_mpi(d), MPI_COMM_WORLD),
+        "MPI_Alltoallv");
+}
+
+void MpiBackend::gather(const void *sendbuf, void *recvbuf, size_t count, Dtype d, int root) {
+  check(MPI_Gather(sendbuf, mpi_count(count), to_mpi(d), recvbuf, mpi_count(count), to_mpi(d), root,
+                   MPI_COMM_WORLD),
+        "MPI_Gather");
+}
+
+void MpiBackend::scatter(const void *sendbuf, void *recvbuf, size_t count, Dtype d, int root) {
+  check(MPI_Scatter(sendbuf, mpi_count(count), to_mpi(d), recvbuf, mpi_count(count), to_mpi(d),
+                    root, MPI_COMM_WORLD),
+        "MPI_Scatter");
 }
 
 }  // namespace braid_bench

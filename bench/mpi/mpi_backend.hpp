@@ -23,6 +23,16 @@ class MpiBackend final : public Backend {
   void allreduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op) override;
   void broadcast(void *buf, size_t count, Dtype d, int root) override;
   void barrier() override;
+  void reduce(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op, int root) override;
+  void allgather(const void *sendbuf, void *recvbuf, size_t count, Dtype d) override;
+  void allgatherv(const void *sendbuf, size_t count, void *recvbuf, const size_t *counts,
+                  const size_t *displs, Dtype d) override;
+  void reduce_scatter(const void *sendbuf, void *recvbuf, size_t count, Dtype d, Op op) override;
+  void alltoall(const void *sendbuf, void *recvbuf, size_t count, Dtype d) override;
+  void alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                 void *recvbuf, const size_t *recvcounts, const size_t *rdispls, Dtype d) override;
+  void gather(const void *sendbuf, void *recvbuf, size_t count, Dtype d, int root) override;
+  void scatter(const void *sendbuf, void *recvbuf, size_t count, Dtype d, int root) override;
 
  private:
   int rank_ = 0;

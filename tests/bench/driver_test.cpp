@@ -40,12 +40,38 @@ class FakeBackend final : public Backend {
     corrupt(buf, count, d);
   }
   void barrier() override { ++barriers; }
+  // The rest of the set on one rank: the one block goes from the send to the receive buffer.
+  void reduce(const void *s, void *r, size_t count, Dtype d, Op, int) override {
+    copy(s, r, count, d);
+  }
+  void allgather(const void *s, void *r, size_t count, Dtype d) override { copy(s, r, count, d); }
+  void allgatherv(const void *s, size_t count, void *r, const size_t *, const size_t *,
+                  Dtype d) override {
+    copy(s, r, count, d);
+  }
+  void reduce_scatter(const void *s, void *r, size_t count, Dtype d, Op) override {
+    copy(s, r, count, d);
+  }
+  void alltoall(const void *s, void *r, size_t count, Dtype d) override { copy(s, r, count, d); }
+  void alltoallv(const void *s, const size_t *counts, const size_t *, void *r, const size_t *,
+                 const size_t *, Dtype d) override {
+    copy(s, r, counts[0], d);
+  }
+  void gather(const void *s, void *r, size_t count, Dtype d, int) override { copy(s, r, count, d); }
+  void scatter(const void *s, void *r, size_t count, Dtype d, int) override {
+    copy(s, r, count, d);
+  }
 
   size_t corrupt_every_call = 0;
   int data_calls = 0;
   int barriers = 0;
 
  private:
+  void copy(const void *s, void *r, size_t count, Dtype d) {
+    ++data_calls;
+    std::memcpy(r, s, count * dtype_size(d));
+    corrupt(r, count, d);
+  }
   void corrupt(void *buf, size_t count, Dtype d) {
     const size_t n = corrupt_every_call < count ? corrupt_every_call : count;
     for (size_t i = 0; i < n; ++i) static_cast<unsigned char *>(buf)[i * dtype_size(d)] ^= 1;
@@ -168,6 +194,25 @@ TEST_F(Driver, CorruptedBroadcastIsCounted) {
   fake.corrupt_every_call = 5;
   EXPECT_EQ(run_benchmark(options, fake, settings), 1);
   EXPECT_NE(err.text().find("--check: 5 wrong elements"), std::string::npos) << err.text();
+}
+
+TEST_F(Driver, EveryOtherCollectiveIsCheckedAndItsCorruptionCounted) {
+  for (Collective c : {Collective::reduce, Collective::allgather, Collective::allgatherv,
+                       Collective::reduce_scatter, Collective::alltoall, Collective::alltoallv,
+                       Collective::gather, Collective::scatter}) {
+    options.collective = c;
+    options.check = true;
+    options.min_bytes = options.max_bytes = 1024;
+    fake.corrupt_every_call = 0;
+    EXPECT_EQ(run_benchmark(options, fake, settings), 0) << name(c) << ": " << err.text();
+    fake.corrupt_every_call = 4;
+    Capture fresh;
+    settings.err = fresh.file();
+    EXPECT_EQ(run_benchmark(options, fake, settings), 1) << name(c);
+    EXPECT_NE(fresh.text().find("--check: 4 wrong elements"), std::string::npos)
+        << name(c) << ": " << fresh.text();
+    settings.err = err.file();
+  }
 }
 
 TEST_F(Driver, WithoutCheckNothingIsCounted) {

@@ -120,7 +120,7 @@ TEST(Options, BadValuesAreErrorsNamingOptionAndValue) {
       {{"allreduce", "--iter=5"}, "unknown option '--iter'"},
       {{}, "missing the collective"},
       {{"--check"}, "missing the collective"},
-      {{"alltoall"}, "'alltoall' is not a collective"},
+      {{"alltoallw"}, "'alltoallw' is not a collective"},
       {{"allreduce", "broadcast"}, "unexpected argument 'broadcast'"},
       {{"barrier", "--algo", "dissemination"}, "--algo 'dissemination': barrier has no"},
   };

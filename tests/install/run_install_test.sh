@@ -66,7 +66,7 @@ libdir=$(dirname "$lib")
 libdir_re=$(sed 's/[][\\.*^$+?(){}|]/\\&/g' <<<"$libdir")  # for grep -E
 echo "libdir: $libdir"
 for f in include/braid/braid.h include/braid/braid.hpp include/braid/transport.h \
-         bin/braidrun bin/braid-info; do
+         bin/braidrun bin/braid-info bin/braid-bench; do
   [[ -f $prefix/$f ]] || fail "$prefix/$f was not installed"
 done
 for f in libbraid-transport-ucx.so cmake/braid/braidConfig.cmake \
@@ -148,5 +148,14 @@ for exe in "$tmp/consumer-build/consumer_c" "$tmp/consumer-build/consumer_cpp" \
   done
 done
 
+step "the installed braid-bench measures the installed braid (its own libbraid, no LD_LIBRARY_PATH)"
+log=$tmp/bench.log
+rc=0
+env -u LD_LIBRARY_PATH "$prefix/bin/braidrun" -n 2 --timeout 60 "$prefix/bin/braid-bench" \
+  allgather --max-bytes 4K --iters 2 --check >"$log" 2>&1 || rc=$?
+cat "$log"
+[[ $rc -eq 0 ]] || fail "the installed braid-bench exited $rc"
+grep -Eq "^ +4096 " "$log" || fail "the installed braid-bench printed no 4096-byte row"
+
 echo
-echo "install test passed: prefix layout, braid-info, CMake package, pkg-config, 1 and 2 ranks"
+echo "install test passed: prefix layout, braid-info, braid-bench, CMake package, pkg-config, 1 and 2 ranks"
