@@ -32,6 +32,11 @@ const char *op_str(braid_op_t op);
 constexpr braid_dtype_t kAllDtypes[] = {
     BRAID_INT8,  BRAID_UINT8,  BRAID_INT16,   BRAID_UINT16,   BRAID_INT32,   BRAID_UINT32,
     BRAID_INT64, BRAID_UINT64, BRAID_FLOAT16, BRAID_BFLOAT16, BRAID_FLOAT32, BRAID_FLOAT64};
+// Every dtype but the 16-bit integers, for the heaviest sweeps (the 16-bit integers go through
+// the same kernels and algorithms, and have sweeps of their own).
+constexpr braid_dtype_t kSweepDtypes[] = {
+    BRAID_INT8,   BRAID_UINT8,   BRAID_INT32,    BRAID_UINT32,  BRAID_INT64,
+    BRAID_UINT64, BRAID_FLOAT16, BRAID_BFLOAT16, BRAID_FLOAT32, BRAID_FLOAT64};
 // The ops every dtype has.
 constexpr braid_op_t kAllOps[] = {BRAID_SUM, BRAID_PROD, BRAID_MIN, BRAID_MAX};
 // The ops of integer dtypes only, and AVG (whose expected value needs a division).
