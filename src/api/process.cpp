@@ -91,17 +91,36 @@ Process::~Process() {
   while (!comms.empty()) comms.pop_back();
 }
 
-std::unique_ptr<Process> create_process(const EnvLookup &env) {
+namespace {
+
+// The selection table with the environment's overrides, validated before any network
+// activity (before the job source is even looked for), so a typo fails fast on every rank.
+coll::SelectionTable selection_from_environment() {
   coll::SelectionTable selection = coll::SelectionTable::defaults();
-  // Overrides are validated before any network activity, so a typo fails fast on every rank.
   selection.set_overrides_from_environment();
-  return create_process(find_job_source(env), env);
+  return selection;
+}
+
+std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const EnvLookup &env,
+                                       coll::SelectionTable selection);
+
+}  // namespace
+
+std::unique_ptr<Process> create_process(const EnvLookup &env) {
+  coll::SelectionTable selection = selection_from_environment();
+  return build_process(find_job_source(env), env, std::move(selection));
 }
 
 std::unique_ptr<Process> create_process(std::unique_ptr<JobSource> source, const EnvLookup &env) {
+  return build_process(std::move(source), env, selection_from_environment());
+}
+
+namespace {
+
+std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const EnvLookup &env,
+                                       coll::SelectionTable selection) {
   auto p = std::make_unique<Process>();
-  p->selection = coll::SelectionTable::defaults();
-  p->selection.set_overrides_from_environment();
+  p->selection = std::move(selection);
   p->world = create_world(std::move(source));
   const EnvConfig &config = p->world->config;
   // Which ranks share a node uses the bootstrap, so it comes before the control plane takes
@@ -126,5 +145,7 @@ std::unique_ptr<Process> create_process(std::unique_ptr<JobSource> source, const
   p->world_comm().attach_node(std::move(node));
   return p;
 }
+
+}  // namespace
 
 }  // namespace braid::detail
