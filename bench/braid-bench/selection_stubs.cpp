@@ -14,6 +14,7 @@
 #include "broadcast/algorithms.hpp"
 #include "gather/algorithms.hpp"
 #include "intranode/algorithms.hpp"
+#include "intranode/shm_algorithms.hpp"
 #include "reduce/algorithms.hpp"
 #include "reduce_scatter/algorithms.hpp"
 #include "scatter/algorithms.hpp"
@@ -28,84 +29,45 @@ namespace {
 
 }  // namespace
 
-Task allreduce_recursive_doubling(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task allreduce_rabenseifner(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task allreduce_ring(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task broadcast_binomial(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task broadcast_scatter_allgather(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task allreduce_shm(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task broadcast_shm(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task allreduce_hierarchical(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task broadcast_hierarchical(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task barrier_dissemination(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task barrier_shm(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-
-Task reduce_binomial(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task reduce_scatter_gather(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task allgather_ring(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task allgather_bruck(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task allgather_recursive_doubling(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task allgatherv_ring(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task reduce_scatter_ring(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task reduce_scatter_recursive_halving(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task alltoall_pairwise(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task alltoall_bruck(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task alltoallv_pairwise(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task gather_binomial(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task gather_linear(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task scatter_binomial(CollContext &, CollArgs) {
-  never_called(__func__);
-}
-Task scatter_linear(CollContext &, CollArgs) {
-  never_called(__func__);
-}
+// One line per algorithm in selection.cpp's list (a missing one is a link error).
+#define BRAID_STUB(name)               \
+  Task name(CollContext &, CollArgs) { \
+    never_called(#name);               \
+  }
+BRAID_STUB(allreduce_recursive_doubling)
+BRAID_STUB(allreduce_rabenseifner)
+BRAID_STUB(allreduce_ring)
+BRAID_STUB(broadcast_binomial)
+BRAID_STUB(broadcast_scatter_allgather)
+BRAID_STUB(allreduce_shm)
+BRAID_STUB(broadcast_shm)
+BRAID_STUB(allreduce_hierarchical)
+BRAID_STUB(broadcast_hierarchical)
+BRAID_STUB(barrier_dissemination)
+BRAID_STUB(barrier_shm)
+BRAID_STUB(reduce_binomial)
+BRAID_STUB(reduce_scatter_gather)
+BRAID_STUB(allgather_ring)
+BRAID_STUB(allgather_bruck)
+BRAID_STUB(allgather_recursive_doubling)
+BRAID_STUB(allgatherv_ring)
+BRAID_STUB(reduce_scatter_ring)
+BRAID_STUB(reduce_scatter_recursive_halving)
+BRAID_STUB(alltoall_pairwise)
+BRAID_STUB(alltoall_bruck)
+BRAID_STUB(alltoallv_pairwise)
+BRAID_STUB(gather_binomial)
+BRAID_STUB(gather_linear)
+BRAID_STUB(scatter_binomial)
+BRAID_STUB(scatter_linear)
+BRAID_STUB(reduce_shm)
+BRAID_STUB(gather_shm)
+BRAID_STUB(scatter_shm)
+BRAID_STUB(allgather_shm)
+BRAID_STUB(allgatherv_shm)
+BRAID_STUB(reduce_scatter_shm)
+BRAID_STUB(alltoall_shm)
+BRAID_STUB(alltoallv_shm)
+#undef BRAID_STUB
 
 }  // namespace braid::coll

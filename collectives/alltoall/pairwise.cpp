@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "alltoall/algorithms.hpp"
+#include "engine/v_counts.hpp"
 #include "phases/blocks.hpp"
 
 namespace braid::coll {
@@ -49,6 +50,13 @@ Task alltoall_pairwise(CollContext &ctx, CollArgs args) {
 Task alltoallv_pairwise(CollContext &ctx, CollArgs args) {
   const int n = ctx.size();
   const Blocks out = Blocks::of(args.counts, args.displs, n, args.elem_size);
+  // Rank `peer` sends this rank its block for it, sized by its sendcounts.
+  ctx.on_size_mismatch(
+      [r = ctx.rank(), es = args.elem_size](int peer, uint32_t, size_t got, size_t expected) {
+        return v_count_text(r, "recvcounts", peer, expected / es,
+                            detail::cat("rank ", peer, "'s sendcounts[", r, "]"),
+                            got == CollContext::kLonger ? "more" : detail::cat(got / es));
+      });
   const Blocks in = Blocks::of(args.recv_counts, args.recv_displs, n, args.elem_size);
   co_await pairwise(ctx, static_cast<const char *>(args.sendbuf), out, in,
                     static_cast<char *>(args.recvbuf));

@@ -128,6 +128,8 @@ const FlagWait *CollContext::branched_blocked_on_flag() const {
 
 void CollContext::finish_op(Op &op) {
   --outstanding_;
+  if (!op.is_send && op.received != op.bytes && size_mismatch_)
+    throw detail::Disagreement(size_mismatch_(op.peer, op.step, op.received, op.bytes));
   if (!op.is_send && op.received != op.bytes)
     fail(BRAID_ERR_MISMATCH, "rank ", op.peer, " sent ", op.received, " bytes where rank ", rank_,
          " expected ", op.bytes, " (message ", op.step, ")");
@@ -145,8 +147,14 @@ bool CollContext::poll() {
       bool done = false;
       try {
         done = transport_.test(req, &got);
-      } catch (...) {
+      } catch (const detail::Failure &f) {
         // The transport freed the failed request: it must not be cancelled later.
+        op.pending.erase(op.pending.begin());
+        --outstanding_;
+        if (f.code() == BRAID_ERR_MISMATCH && size_mismatch_ && !op.is_send)
+          throw detail::Disagreement(size_mismatch_(op.peer, op.step, kLonger, op.bytes));
+        throw;
+      } catch (...) {
         op.pending.erase(op.pending.begin());
         --outstanding_;
         throw;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <coroutine>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,13 @@ class CollContext {
   // rank whose process is gone; sends are abandoned (see Transport::abandon).
   void cancel_all(int failed_peer = -1) noexcept;
 
+  // The v-variants: a message whose size differs from the receive means the ranks' counts
+  // disagree; `text(peer, step, got, expected)` (bytes; got == kLonger when the transport only
+  // said "longer") names the counts on both sides, and the call fails with that disagreement.
+  static constexpr size_t kLonger = SIZE_MAX;
+  using SizeMismatchText = std::function<std::string(int, uint32_t, size_t, size_t)>;
+  void on_size_mismatch(SizeMismatchText text) { size_mismatch_ = std::move(text); }
+
  private:
   struct Op {
     int peer;  // communicator rank, as errors name it
@@ -177,6 +185,7 @@ class CollContext {
   size_t max_message_;
   std::vector<Op> ops_;
   size_t outstanding_ = 0;  // operations with pending requests
+  SizeMismatchText size_mismatch_;
   // [0]: the algorithm (or its first branch); [1]: the second branch while branches run.
   mutable Wait waits_[kBranches];
   int current_ = 0;  // the wait slot of the coroutine running now

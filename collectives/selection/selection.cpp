@@ -11,6 +11,7 @@
 #include "error.hpp"
 #include "gather/algorithms.hpp"
 #include "intranode/algorithms.hpp"
+#include "intranode/shm_algorithms.hpp"
 #include "reduce/algorithms.hpp"
 #include "reduce_scatter/algorithms.hpp"
 #include "scatter/algorithms.hpp"
@@ -79,6 +80,30 @@ const std::vector<Algorithm> &all_algorithms() {
       {"binomial", CollKind::scatter, scatter_binomial,
        "subtrees' blocks down a binomial tree; log2(n) steps"},
       {"linear", CollKind::scatter, scatter_linear, "the root sends every rank its block"},
+      {"shm", CollKind::reduce, reduce_shm,
+       "node-local shared memory: vectors in the call records (small) or reduced by windows",
+       Span::one_node},
+      {"shm", CollKind::allgather, allgather_shm,
+       "node-local shared memory: blocks in the call records (small) or deposited by windows",
+       Span::one_node},
+      {"shm", CollKind::allgatherv, allgatherv_shm,
+       "node-local shared memory: blocks in the call records (small) or deposited by windows",
+       Span::one_node},
+      {"shm", CollKind::reduce_scatter, reduce_scatter_shm,
+       "node-local shared memory: each rank reduces its block's pieces from every buffer",
+       Span::one_node},
+      {"shm", CollKind::alltoall, alltoall_shm,
+       "node-local shared memory: every rank's pieces for every other, window by window",
+       Span::one_node},
+      {"shm", CollKind::alltoallv, alltoallv_shm,
+       "node-local shared memory: every rank's pieces for every other, window by window",
+       Span::one_node},
+      {"shm", CollKind::gather, gather_shm,
+       "node-local shared memory: every rank deposits its block, the root copies them out",
+       Span::one_node},
+      {"shm", CollKind::scatter, scatter_shm,
+       "node-local shared memory: the root deposits every rank's piece, each copies its own",
+       Span::one_node},
   };
   return algorithms;
 }
@@ -122,6 +147,15 @@ SelectionTable SelectionTable::defaults() {
       {CollKind::gather, 64 * KiB, kAny, 1, kAnyRanks, "linear", 0},
       {CollKind::scatter, 0, 64 * KiB, 1, kAnyRanks, "binomial", 0},
       {CollKind::scatter, 64 * KiB, kAny, 1, kAnyRanks, "linear", 0},
+      // Every rank on one node: shared memory for the whole set.
+      {CollKind::reduce, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::allgather, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::allgatherv, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::reduce_scatter, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::alltoall, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::alltoallv, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::gather, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      {CollKind::scatter, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
   };
   return t;
 }

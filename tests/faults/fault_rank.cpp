@@ -87,7 +87,8 @@ int kill_scenario(braid_comm_t world, int rank, int size) {
 }
 
 // mismatch-<what>: after one good allreduce, the last rank calls something else than the
-// others; then every rank calls a barrier (a rank whose part completed learns of it there).
+// others (allgatherv, alltoallv: expects another count from rank 0 than rank 0 sends it); then
+// every rank calls a barrier (a rank whose part completed learns of it there).
 int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string &what) {
   int v = 1;
   if (braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_SUM, world) != BRAID_SUCCESS) {
@@ -110,6 +111,18 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
              : braid_allreduce(buf.data(), buf.data(), 100, BRAID_FLOAT32, BRAID_SUM, world);
   else if (what == "root")  // the odd rank names a root other than itself and rank 0
     rc = braid_broadcast(buf.data(), 100, BRAID_FLOAT32, odd ? 1 : 0, world);
+  else if (what == "allgatherv" || what == "alltoallv") {
+    // Every rank sends 2 elements to each; the odd rank expects 3 from rank 0.
+    const auto n = static_cast<size_t>(size);
+    std::vector<size_t> sc(n, 2), rc_(n, 2), displs(n);
+    for (size_t r = 0; r < n; ++r) displs[r] = 3 * r;
+    if (odd) rc_[0] = 3;
+    rc = what == "allgatherv"
+             ? braid_allgatherv(buf.data(), 2, buf.data() + 500, rc_.data(), displs.data(),
+                                BRAID_FLOAT32, world)
+             : braid_alltoallv(buf.data(), sc.data(), displs.data(), buf.data() + 500, rc_.data(),
+                               displs.data(), BRAID_FLOAT32, world);
+  }
   if (rc == BRAID_SUCCESS) rc = braid_barrier(world);
   result(rc, 2);
   // BRAID_FAULT_EXIT=1: leave at once, without braid_finalize, as an application that treats

@@ -181,7 +181,7 @@ class Mismatch : public testing::TestWithParam<MismatchCase> {};
 TEST_P(Mismatch, EveryRankGetsMismatchNamingBothSides) {
   const MismatchCase c = GetParam();
   std::string expect = c.expect;
-  if (const size_t odd = expect.find("{odd}"); odd != std::string::npos)
+  for (size_t odd; (odd = expect.find("{odd}")) != std::string::npos;)
     expect.replace(odd, 5, std::to_string(c.size - 1));
   const auto t0 = std::chrono::steady_clock::now();
   const JobOutput job = run_by_hand(c.size,
@@ -229,7 +229,18 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"count", 3, "passed 100 elements, rank 2 passed 200", "", true},
         MismatchCase{"op", 2, "rank 0 passed op sum, rank 1 passed max", "dup", true},
         MismatchCase{"count", 2, "rank 0 passed 100 elements, rank 1 passed 200", "", true, "off"},
-        MismatchCase{"kind", 3, "is in allreduce #1, rank 2 in broadcast #1", "dup", true, "off"}),
+        MismatchCase{"kind", 3, "is in allreduce #1, rank 2 in broadcast #1", "dup", true, "off"},
+        // The v-variants: one rank's recvcounts disagree with what another sends it.
+        MismatchCase{"allgatherv", 3,
+                     "rank {odd}'s recvcounts[0] is 3 elements, rank 0's sendcount is 2"},
+        MismatchCase{"alltoallv", 3,
+                     "rank {odd}'s recvcounts[0] is 3 elements, rank 0's sendcounts[{odd}] is 2"},
+        MismatchCase{"allgatherv", 2,
+                     "rank 1's recvcounts[0] is 3 elements, rank 0's sendcount is 2", "", false,
+                     "off"},
+        MismatchCase{"alltoallv", 3,
+                     "rank {odd}'s recvcounts[0] is 3 elements, rank 0's sendcounts[{odd}] is 2",
+                     "", false, "off"}),
     [](const auto &info) {
       return info.param.what + "_" + std::to_string(info.param.size) +
              (info.param.comm.empty() ? "" : "_" + info.param.comm) +

@@ -322,6 +322,24 @@ TEST(Collectives, GatherAndScatterEveryRoot) {
       }
 }
 
+// --- blocks larger than the node path's windows ---------------------------------------------
+
+// The node-local path cuts blocks into windows (256 KiB per rank, or 1/n of it per pair of
+// ranks): blocks of 300 KiB and a few elements more take several windows and a partial last one.
+TEST(Collectives, BlocksSpanningSeveralNodeWindows) {
+  const size_t count = (size_t{300} << 10) / 4 + 3;
+  for (bool in_place : {false, true}) {
+    check_allgather(BRAID_FLOAT32, count, in_place);
+    check_alltoall(BRAID_INT32, count / 2, in_place);
+    check_reduce_scatter(BRAID_FLOAT32, BRAID_SUM, count, in_place);
+    check_gather(BRAID_UINT32, count, size() - 1, in_place);
+    check_allgatherv(BRAID_FLOAT32, count / 3, in_place);
+    check_reduce(BRAID_FLOAT64, BRAID_MAX, count, 0, in_place);
+  }
+  check_scatter(BRAID_INT32, count, size() / 2);
+  check_alltoallv(BRAID_UINT8, count);
+}
+
 // --- non-blocking, errors -------------------------------------------------------------------
 
 TEST(Collectives, NonBlockingFormsInFlightTogether) {

@@ -1,0 +1,47 @@
+// Allgather through the node's shared memory: every rank deposits its block (by windows of
+// NodeChannel::kWindow) and copies every other rank's out. Blocks up to sizeof(CallSlot::data)
+// travel with the call records: agreeing on the call is the whole exchange.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "intranode/call_check.hpp"
+#include "intranode/node_phases.hpp"
+#include "intranode/node_windows.hpp"
+#include "intranode/shm_algorithms.hpp"
+
+namespace braid::coll {
+
+Task allgather_shm(CollContext &ctx, CollArgs args) {
+  NodeChannel &ch = node_channel(ctx, "allgather shm");
+  const uint32_t ticket = ch.take_turn();
+  co_await ctx.wait_flag(ch.turn(ticket));
+  Turn turn(ch);
+  const int me = ch.me();
+  const size_t block = args.bytes();
+  const auto *send = static_cast<const char *>(args.sendbuf);
+  auto *recv = static_cast<char *>(args.recvbuf);
+  auto place = [&](int s) { return recv + static_cast<size_t>(ch.world_rank(s)) * block; };
+  const bool tiny = block <= sizeof(CallSlot::data);
+  co_await agree_on_call(ctx, ch, ticket, args, tiny ? send : nullptr, tiny ? block : 0);
+  if (place(me) != send) std::memcpy(place(me), send, block);  // else in place
+  if (tiny) {
+    for (int s = 0; s < ch.size(); ++s)
+      if (s != me) std::memcpy(place(s), ch.call_slot(s, ticket).data, block);
+    co_return;
+  }
+  constexpr size_t piece = NodeChannel::kWindow;
+  auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
+  // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
+  std::vector<int> sources = all_local(ch);
+  co_await node_windows(
+      ctx, ch, windows_for(block, piece), true, std::move(sources),
+      [&](uint32_t k, char *mine) { std::memcpy(mine, send + k * piece, len(k)); },
+      [&](uint32_t k, auto buffer_of) {
+        for (int s = 0; s < ch.size(); ++s)
+          if (s != me) std::memcpy(place(s) + k * piece, buffer_of(s), len(k));
+      });
+}
+
+}  // namespace braid::coll

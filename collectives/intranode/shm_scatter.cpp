@@ -1,0 +1,54 @@
+// Scatter through the node's shared memory: per window the root deposits, for every other rank
+// d, the next piece of d's block at d's place in its buffer (node_windows.hpp's pair layout)
+// and each rank copies its piece out. When the root's whole buffer fits in its call record
+// (sizeof(CallSlot::data)), agreeing on the call is the whole exchange.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "intranode/call_check.hpp"
+#include "intranode/node_phases.hpp"
+#include "intranode/node_windows.hpp"
+#include "intranode/shm_algorithms.hpp"
+
+namespace braid::coll {
+
+Task scatter_shm(CollContext &ctx, CollArgs args) {
+  NodeChannel &ch = node_channel(ctx, "scatter shm");
+  const uint32_t ticket = ch.take_turn();
+  co_await ctx.wait_flag(ch.turn(ticket));
+  Turn turn(ch);
+  const int n = ch.size(), me = ch.me();
+  const int root = ch.map().local_index[args.root];
+  const size_t block = args.bytes();
+  const auto *send = static_cast<const char *>(args.sendbuf);  // null off the root
+  auto *recv = static_cast<char *>(args.recvbuf);
+  auto at = [&](int s) { return static_cast<size_t>(ch.world_rank(s)) * block; };
+  const size_t all = block * static_cast<size_t>(n);
+  const bool tiny = all <= sizeof(CallSlot::data);
+  const bool is_root = me == root;
+  co_await agree_on_call(ctx, ch, ticket, args, tiny && is_root ? send : nullptr,
+                         tiny && is_root ? all : 0);
+  if (is_root && send + at(me) != recv) std::memcpy(recv, send + at(me), block);
+  if (tiny) {
+    if (!is_root) std::memcpy(recv, ch.call_slot(root, ticket).data + at(me), block);
+    co_return;
+  }
+  const size_t piece = pair_piece(n, args.elem_size);
+  auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
+  // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
+  std::vector<int> sources;  // the others read the root's buffer
+  if (!is_root) sources.push_back(root);
+  co_await node_windows(
+      ctx, ch, windows_for(block, piece), is_root, std::move(sources),
+      [&](uint32_t k, char *buf) {
+        for (int d = 0; d < n; ++d)
+          if (d != me) std::memcpy(buf + d * piece, send + at(d) + k * piece, len(k));
+      },
+      [&](uint32_t k, auto buffer_of) {
+        std::memcpy(recv + k * piece, buffer_of(root) + me * piece, len(k));
+      });
+}
+
+}  // namespace braid::coll
