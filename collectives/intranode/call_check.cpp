@@ -105,3 +105,15 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
 }
 
 }  // namespace braid::coll
+
+namespace braid::coll {
+
+Task publish_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
+                  const void *tiny, size_t tiny_bytes) {
+  if (ch.size() == 1) co_return;
+  const CallRecord mine = record_of(args, ctx.seq());
+  for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
+  write_record(ch, turn, mine, tiny, tiny_bytes);
+}
+
+}  // namespace braid::coll

@@ -16,4 +16,12 @@ namespace braid::coll {
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                    const void *tiny = nullptr, size_t tiny_bytes = 0);
 
+// Only publishes this rank's record (and tiny data), without waiting for the others': for a
+// rank whose whole part of a small call is to hand its data over and that needs nothing back
+// (a gather's or reduce's non-root, a scatter's root), as an eager send returns in MPI. A
+// disagreement is seen by the ranks that wait, and this rank learns of it from the control
+// plane at its next call at the latest (the scheduler's "out of step" notice).
+Task publish_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
+                  const void *tiny, size_t tiny_bytes);
+
 }  // namespace braid::coll

@@ -25,6 +25,10 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   auto *recv = static_cast<char *>(args.recvbuf);
   auto place = [&](int s) { return recv + static_cast<size_t>(ch.world_rank(s)) * block; };
   const bool tiny = block <= sizeof(CallSlot::data);
+  if (tiny && me != root) {  // hand the block over with the record; nothing comes back
+    co_await publish_call(ctx, ch, ticket, args, send, block);
+    co_return;
+  }
   co_await agree_on_call(ctx, ch, ticket, args, tiny ? send : nullptr, tiny ? block : 0);
   if (me == root && place(me) != send) std::memcpy(place(me), send, block);
   if (tiny) {

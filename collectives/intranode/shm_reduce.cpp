@@ -18,6 +18,10 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   const int root = ch.map().local_index[args.root];
   const size_t bytes = args.bytes();
   const bool tiny = bytes <= sizeof(CallSlot::data);
+  if (tiny && ch.me() != root) {  // hand the vector over with the record; nothing comes back
+    co_await publish_call(ctx, ch, ticket, args, args.sendbuf, bytes);
+    co_return;
+  }
   co_await agree_on_call(ctx, ch, ticket, args, tiny ? args.sendbuf : nullptr, tiny ? bytes : 0);
   if (tiny) {
     if (ch.me() != root) co_return;

@@ -28,9 +28,12 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
   const size_t all = block * static_cast<size_t>(n);
   const bool tiny = all <= sizeof(CallSlot::data);
   const bool is_root = me == root;
-  co_await agree_on_call(ctx, ch, ticket, args, tiny && is_root ? send : nullptr,
-                         tiny && is_root ? all : 0);
   if (is_root && send + at(me) != recv) std::memcpy(recv, send + at(me), block);
+  if (tiny && is_root) {  // hand the blocks over with the record; nothing comes back
+    co_await publish_call(ctx, ch, ticket, args, send, all);
+    co_return;
+  }
+  co_await agree_on_call(ctx, ch, ticket, args, nullptr, 0);
   if (tiny) {
     if (!is_root) std::memcpy(recv, ch.call_slot(root, ticket).data + at(me), block);
     co_return;

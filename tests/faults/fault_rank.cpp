@@ -111,6 +111,8 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
              : braid_allreduce(buf.data(), buf.data(), 100, BRAID_FLOAT32, BRAID_SUM, world);
   else if (what == "root")  // the odd rank names a root other than itself and rank 0
     rc = braid_broadcast(buf.data(), 100, BRAID_FLOAT32, odd ? 1 : 0, world);
+  else if (what == "gather_root")  // small: the non-roots hand their block over and return
+    rc = braid_gather(buf.data(), buf.data() + 500, 4, BRAID_FLOAT32, odd ? 1 : 0, world);
   else if (what == "allgatherv" || what == "alltoallv") {
     // Every rank sends 2 elements to each; the odd rank expects 3 from rank 0.
     const auto n = static_cast<size_t>(size);

@@ -230,6 +230,8 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"op", 2, "rank 0 passed op sum, rank 1 passed max", "dup", true},
         MismatchCase{"count", 2, "rank 0 passed 100 elements, rank 1 passed 200", "", true, "off"},
         MismatchCase{"kind", 3, "is in allreduce #1, rank 2 in broadcast #1", "dup", true, "off"},
+        // Ranks that only hand data over return at once; they learn at their next call.
+        MismatchCase{"gather_root", 3, "rank 0 passed root 0, rank {odd} passed root 1"},
         // The v-variants: one rank's recvcounts disagree with what another sends it.
         MismatchCase{"allgatherv", 3,
                      "rank {odd}'s recvcounts[0] is 3 elements, rank 0's sendcount is 2"},
