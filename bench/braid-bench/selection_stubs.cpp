@@ -14,6 +14,7 @@
 #include "broadcast/algorithms.hpp"
 #include "gather/algorithms.hpp"
 #include "intranode/algorithms.hpp"
+#include "intranode/hierarchical_algorithms.hpp"
 #include "intranode/shm_algorithms.hpp"
 #include "reduce/algorithms.hpp"
 #include "reduce_scatter/algorithms.hpp"
@@ -68,6 +69,9 @@ BRAID_STUB(allgatherv_shm)
 BRAID_STUB(reduce_scatter_shm)
 BRAID_STUB(alltoall_shm)
 BRAID_STUB(alltoallv_shm)
+BRAID_STUB(reduce_hierarchical)
+BRAID_STUB(allgather_hierarchical)
+BRAID_STUB(barrier_hierarchical)
 #undef BRAID_STUB
 
 }  // namespace braid::coll

@@ -13,15 +13,20 @@
 
 namespace braid::coll {
 
-Task among_leaders(CollContext &ctx, const detail::NodeMap &m, CollArgs inner) {
-  ctx.use_group(m.leaders.data(), m.nodes, m.node);
+Task among_group(CollContext &ctx, const int *members, int size, int my_index, AlgorithmFn fn,
+                 CollArgs args) {
+  ctx.use_group(members, size, my_index);
   try {
-    co_await inner.inner(ctx, inner);
+    co_await fn(ctx, args);
   } catch (...) {
     ctx.use_world();
     throw;
   }
   ctx.use_world();
+}
+
+Task among_leaders(CollContext &ctx, const detail::NodeMap &m, CollArgs inner) {
+  co_await among_group(ctx, m.leaders.data(), m.nodes, m.node, inner.inner, inner);
 }
 
 Task allreduce_hierarchical(CollContext &ctx, CollArgs args) {

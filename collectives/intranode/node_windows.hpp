@@ -19,6 +19,8 @@ namespace braid::coll {
 template <class Deposit, class Take>
 Task node_windows(CollContext &ctx, NodeChannel &ch, uint32_t windows, bool sends,
                   std::vector<int> sources, Deposit deposit, Take take) {
+  // A rank alone on its node (hierarchical algorithms) has no segment and nobody to move to.
+  if (ch.size() == 1) co_return;
   const int me = ch.me();
   for (uint32_t k = 0; k < windows; ++k) {
     const uint32_t w = ch.take_window();

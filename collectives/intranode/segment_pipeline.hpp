@@ -21,5 +21,9 @@ Task broadcast_pipelined(CollContext &ctx, NodeChannel &ch, CollArgs args, size_
 
 // Runs the leaders' algorithm `inner.inner` with the context's ranks renumbered to the leaders.
 Task among_leaders(CollContext &ctx, const detail::NodeMap &m, CollArgs inner);
+// `fn` run by one rank per node, `members` (communicator ranks, by node) with this rank as
+// `my_index`: the leaders, or the leaders with the root in its node leader's place.
+Task among_group(CollContext &ctx, const int *members, int size, int my_index, AlgorithmFn fn,
+                 CollArgs args);
 
 }  // namespace braid::coll

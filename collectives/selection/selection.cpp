@@ -11,6 +11,7 @@
 #include "error.hpp"
 #include "gather/algorithms.hpp"
 #include "intranode/algorithms.hpp"
+#include "intranode/hierarchical_algorithms.hpp"
 #include "intranode/shm_algorithms.hpp"
 #include "reduce/algorithms.hpp"
 #include "reduce_scatter/algorithms.hpp"
@@ -104,6 +105,15 @@ const std::vector<Algorithm> &all_algorithms() {
       {"shm", CollKind::scatter, scatter_shm,
        "node-local shared memory: the root deposits every rank's piece, each copies its own",
        Span::one_node},
+      {"hierarchical", CollKind::reduce, reduce_hierarchical,
+       "node-local reduce to one rank per node (the root on its node), reduce among them",
+       Span::nodes, true},
+      {"hierarchical", CollKind::allgather, allgather_hierarchical,
+       "node-local gather to the leaders, ring allgatherv of the nodes' packs among them, "
+       "node-local broadcast",
+       Span::nodes},
+      {"hierarchical", CollKind::barrier, barrier_hierarchical,
+       "node-local meeting, dissemination among the node leaders, node-local release", Span::nodes},
   };
   return algorithms;
 }
@@ -156,6 +166,10 @@ SelectionTable SelectionTable::defaults() {
       {CollKind::alltoallv, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
       {CollKind::gather, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
       {CollKind::scatter, 0, kAny, 2, kAnyRanks, "shm", 0, Span::one_node},
+      // Ranks sharing nodes across several: one rank per node on the network.
+      {CollKind::reduce, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
+      {CollKind::allgather, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
+      {CollKind::barrier, 0, kAny, 2, kAnyRanks, "hierarchical", 0, Span::nodes},
   };
   return t;
 }
