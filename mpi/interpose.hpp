@@ -1,0 +1,73 @@
+// The MPI interposition library (libbraid-mpi-openmpi.so, libbraid-mpi-mpich.so): MPI_*
+// entry points that run a collective on braid when braid can take it and call the PMPI_*
+// function otherwise. One source, compiled once per MPI (their handle types differ).
+//
+// What is taken is decided only from what MPI guarantees to be the same on every rank of the
+// communicator (the communicator, the reduction's datatype and op, counts where MPI requires
+// them equal), so every rank takes the same calls: a rank in braid and another in MPI would
+// wait for each other forever.
+#pragma once
+
+#include <braid/braid.h>
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace braid::mpi {
+
+// The collectives BRAID_MPI_REPORT counts, in its order.
+enum class Coll {
+  allreduce,
+  bcast,
+  reduce,
+  allgather,
+  allgatherv,
+  reduce_scatter,
+  reduce_scatter_block,
+  alltoall,
+  alltoallv,
+  gather,
+  scatter,
+  barrier,
+  iallreduce,
+  ibcast,
+  count_
+};
+constexpr int kColls = static_cast<int>(Coll::count_);
+const char *coll_name(Coll c);
+
+// BRAID_MPI=off, or braid could not form its world: every call goes to MPI.
+bool enabled();
+
+// The braid communicator mirroring `comm`, or null when braid does not take it.
+braid_comm_t mirror_of(MPI_Comm comm);
+// Attaches `mine` to `comm` (freed with it); `mine` may be null (nothing attached).
+void attach(MPI_Comm comm, braid_comm_t mine);
+
+// A call counted as made; taken() counts it as run by braid.
+void count_call(Coll c);
+void count_taken(Coll c);
+// With BRAID_DEBUG=info (or debug), says once per (collective, reason) why a call went to MPI.
+void note_pass(Coll c, const char *reason);
+
+// braid's dtype for a predefined MPI type braid reduces, or false.
+bool reduction_dtype(MPI_Datatype type, braid_dtype_t *out);
+// braid's op for a predefined MPI op, or false.
+bool reduction_op(MPI_Op op, braid_op_t *out);
+// Bytes of `count` elements of `type` when its type map is contiguous without gaps (it can
+// move as bytes), or false.
+bool contiguous_bytes(MPI_Datatype type, int count, size_t *bytes);
+// The extent of `type` in bytes (for displacements), or false.
+bool extent_of(MPI_Datatype type, size_t *extent);
+
+// A braid failure inside an intercepted call: braid's message on stderr, then the
+// communicator's error handler (fatal: aborts; MPI_ERRORS_RETURN: its code is returned).
+int fail(MPI_Comm comm, braid_result_t rc, const char *call);
+
+// Starts braid's world on MPI_COMM_WORLD (after PMPI_Init*) and ends it (before
+// PMPI_Finalize), printing the report when asked.
+void start(int provided);
+void stop();
+
+}  // namespace braid::mpi

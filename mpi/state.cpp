@@ -1,0 +1,179 @@
+// The library's process-wide state: whether braid takes calls, the attribute that ties a braid
+// communicator to each MPI communicator it mirrors, the call counters and the report.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "interpose.hpp"
+
+namespace braid::mpi {
+namespace {
+
+struct State {
+  bool enabled = false;
+  bool stopped = false;
+  bool log_passes = false;
+  int keyval = MPI_KEYVAL_INVALID;
+  std::atomic<uint64_t> total[kColls] = {};
+  std::atomic<uint64_t> taken[kColls] = {};
+  std::mutex log_mutex;
+  std::set<std::pair<int, std::string>> logged;
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+// MPI frees a mirrored communicator's attribute with the communicator (MPI_Comm_free), and
+// MPI_COMM_WORLD's in stop(); after stop() braid_finalize has freed whatever was left.
+int delete_mirror(MPI_Comm, int, void *value, void *) {
+  if (state().stopped) return MPI_SUCCESS;
+  auto comm = static_cast<braid_comm_t>(value);
+  braid_comm_free(&comm);
+  return MPI_SUCCESS;
+}
+
+bool env_is(const char *name, const char *value) {
+  const char *v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, value) == 0;
+}
+
+void report() {
+  State &s = state();
+  uint64_t mine[2 * kColls], all[2 * kColls];
+  for (int i = 0; i < kColls; ++i) {
+    mine[i] = s.taken[i].load(std::memory_order_relaxed);
+    mine[kColls + i] = s.total[i].load(std::memory_order_relaxed);
+  }
+  PMPI_Reduce(mine, all, 2 * kColls, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
+  std::string line = "braid-mpi:";
+  for (int i = 0; i < kColls; ++i)
+    if (all[kColls + i] > 0)
+      line += " " + std::string(coll_name(static_cast<Coll>(i))) + "=" + std::to_string(all[i]) +
+              "/" + std::to_string(all[kColls + i]);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace
+
+const char *coll_name(Coll c) {
+  static const char *const names[kColls] = {"allreduce",
+                                            "bcast",
+                                            "reduce",
+                                            "allgather",
+                                            "allgatherv",
+                                            "reduce_scatter",
+                                            "reduce_scatter_block",
+                                            "alltoall",
+                                            "alltoallv",
+                                            "gather",
+                                            "scatter",
+                                            "barrier",
+                                            "iallreduce",
+                                            "ibcast"};
+  return names[static_cast<int>(c)];
+}
+
+bool enabled() {
+  return state().enabled;
+}
+
+braid_comm_t mirror_of(MPI_Comm comm) {
+  State &s = state();
+  if (!s.enabled || comm == MPI_COMM_NULL) return nullptr;
+  void *value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, s.keyval, &value, &found) != MPI_SUCCESS || !found) return nullptr;
+  return static_cast<braid_comm_t>(value);
+}
+
+void attach(MPI_Comm comm, braid_comm_t mine) {
+  if (mine != nullptr) PMPI_Comm_set_attr(comm, state().keyval, mine);
+}
+
+void count_call(Coll c) {
+  state().total[static_cast<int>(c)].fetch_add(1, std::memory_order_relaxed);
+}
+void count_taken(Coll c) {
+  state().taken[static_cast<int>(c)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void note_pass(Coll c, const char *reason) {
+  State &s = state();
+  if (!s.log_passes) return;
+  std::lock_guard<std::mutex> lock(s.log_mutex);
+  if (!s.logged.emplace(static_cast<int>(c), reason).second) return;
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "braid-mpi: rank %d: %s passed to MPI: %s\n", rank, coll_name(c), reason);
+}
+
+int fail(MPI_Comm comm, braid_result_t rc, const char *call) {
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "braid-mpi: rank %d: %s failed in braid (%s): %s\n", rank, call,
+               braid_strerror(rc), braid_last_error());
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;  // the handler returned: MPI_ERRORS_RETURN
+}
+
+void start(int provided) {
+  (void)provided;  // braid serves different communicators from different threads as MPI does
+  State &s = state();
+  s.log_passes = env_is("BRAID_DEBUG", "info") || env_is("BRAID_DEBUG", "debug") ||
+                 env_is("BRAID_DEBUG", "trace");
+  if (env_is("BRAID_MPI", "off")) return;
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  // Rank 0 makes the id and MPI carries it: no braidrun, no PMIx.
+  struct {
+    int ok;
+    braid_unique_id_t id;
+  } msg{};
+  if (rank == 0) msg.ok = braid_get_unique_id(&msg.id) == BRAID_SUCCESS;
+  if (rank == 0 && !msg.ok)
+    std::fprintf(stderr, "braid-mpi: no unique id (%s); every call goes to MPI\n",
+                 braid_last_error());
+  PMPI_Bcast(&msg, sizeof msg, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (!msg.ok) return;
+  braid_comm_t world = nullptr;
+  const braid_result_t rc = braid_comm_init_rank(&world, size, msg.id, rank);
+  // Every rank must know that every other one has braid, or calls would split between them.
+  int mine = rc == BRAID_SUCCESS, all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) {
+    if (rc != BRAID_SUCCESS)
+      std::fprintf(stderr,
+                   "braid-mpi: rank %d: braid could not join (%s); every call goes to MPI\n", rank,
+                   braid_last_error());
+    if (world != nullptr) braid_comm_free(&world);
+    return;
+  }
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_mirror, &s.keyval, nullptr);
+  s.enabled = true;
+  attach(MPI_COMM_WORLD, world);
+}
+
+void stop() {
+  State &s = state();
+  if (env_is("BRAID_MPI_REPORT", "1")) report();
+  if (!s.enabled) return;
+  // Before MPI goes: MPI_COMM_WORLD's mirror, then every communicator the program left.
+  PMPI_Comm_delete_attr(MPI_COMM_WORLD, s.keyval);
+  s.enabled = false;
+  braid_finalize();
+  s.stopped = true;
+  PMPI_Comm_free_keyval(&s.keyval);
+}
+
+}  // namespace braid::mpi

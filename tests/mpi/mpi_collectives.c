@@ -1,0 +1,376 @@
+/* An ordinary MPI program (no braid in it): every collective the interposition library takes,
+ * on MPI_COMM_WORLD, a dup, a split with reversed keys, a split_type and dups freed in a loop,
+ * in place and not, with results checked against values computed locally (integers, exact in
+ * every type). Calls braid must leave to MPI are made too: a user op, MINLOC, a vector type, an
+ * intercommunicator, reduce_scatter with unequal counts, the non-blocking ones.
+ *
+ * Output: every rank prints "EXPECT <rank> <name> <taken> <total>" for every collective (what
+ * a library that takes every call it should takes on this rank), and
+ * "DIGEST <rank> <test> <hash>" lines of its results; tests/mpi/run_mpi_test.sh compares the
+ * digests with a run under BRAID_MPI=off and the EXPECT lines with the library's report.
+ * Exit status 1 when a result is wrong. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, ALLGATHERV, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK,
+       ALLTOALL, ALLTOALLV, GATHER, SCATTER, BARRIER, IALLREDUCE, IBCAST, NCOLL };
+static const char *names[NCOLL] = {"allreduce", "bcast", "reduce", "allgather", "allgatherv",
+                                   "reduce_scatter", "reduce_scatter_block", "alltoall",
+                                   "alltoallv", "gather", "scatter", "barrier", "iallreduce",
+                                   "ibcast"};
+static long taken[NCOLL], total[NCOLL];
+static int world_rank, failures;
+
+/* One call made; `braid` says whether the library should take it. */
+static void made(int coll, int braid) {
+  total[coll]++;
+  if (braid) taken[coll]++;
+}
+
+static uint64_t hash(const void *p, size_t n) {
+  const unsigned char *b = p;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+static void digest(const char *test, int id, const void *p, size_t n) {
+  printf("DIGEST %d %s.%d %016llx\n", world_rank, test, id, (unsigned long long)hash(p, n));
+}
+
+static void check(int ok, const char *what, int id, int comm_rank) {
+  if (ok) return;
+  failures++;
+  fprintf(stderr, "FAIL rank %d (comm rank %d): %s case %d\n", world_rank, comm_rank, what, id);
+}
+
+/* Element i of rank r's input: small integers, exact in every type and every op here. */
+static int value(int r, int i) { return (r * 7 + i * 3) % 11 + 1; }
+
+struct type_case {
+  MPI_Datatype type;
+  size_t size;
+  int is_float;
+};
+
+static void store(struct type_case t, void *buf, int i, long v) {
+  switch (t.size) {
+    case 1: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case 2: ((int16_t *)buf)[i] = (int16_t)v; break;
+    case 4:
+      if (t.is_float) ((float *)buf)[i] = (float)v; else ((int32_t *)buf)[i] = (int32_t)v;
+      break;
+    default:
+      if (t.is_float) ((double *)buf)[i] = (double)v; else ((int64_t *)buf)[i] = (int64_t)v;
+  }
+}
+
+static long combine(MPI_Op op, long a, long b) {
+  if (op == MPI_SUM) return a + b;
+  if (op == MPI_PROD) return a * b;
+  if (op == MPI_MIN) return a < b ? a : b;
+  if (op == MPI_MAX) return a > b ? a : b;
+  if (op == MPI_BAND) return a & b;
+  if (op == MPI_BOR) return a | b;
+  if (op == MPI_BXOR) return a ^ b;
+  if (op == MPI_LAND) return (a != 0) && (b != 0);
+  if (op == MPI_LOR) return (a != 0) || (b != 0);
+  return (a != 0) != (b != 0); /* LXOR */
+}
+
+static long expected(MPI_Op op, int n, int i) {
+  long acc = value(0, i);
+  for (int r = 1; r < n; ++r) acc = combine(op, acc, value(r, i));
+  return acc;
+}
+
+static void reductions(MPI_Comm comm, const char *name) {
+  int rank, n;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &n);
+  const struct type_case types[] = {
+      {MPI_INT, sizeof(int), 0},         {MPI_LONG, sizeof(long), 0},
+      {MPI_SHORT, sizeof(short), 0},     {MPI_SIGNED_CHAR, 1, 0},
+      {MPI_UNSIGNED, sizeof(unsigned), 0}, {MPI_UINT64_T, 8, 0},
+      {MPI_INT8_T, 1, 0},                {MPI_UINT16_T, 2, 0},
+      {MPI_FLOAT, sizeof(float), 1},     {MPI_DOUBLE, sizeof(double), 1}};
+  const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR,
+                        MPI_LXOR, MPI_PROD};
+  const int counts[] = {1, 7, 1000, 20000};
+  int id = 0;
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t)
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; ++o)
+      for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c, ++id) {
+        const struct type_case ty = types[t];
+        const MPI_Op op = ops[o];
+        const int count = counts[c];
+        const int bitwise = op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR || op == MPI_LAND ||
+                            op == MPI_LOR || op == MPI_LXOR;
+        if (ty.is_float && bitwise) continue;
+        if (op == MPI_PROD && (n > 3 || ty.size < 4 || count > 7)) continue; /* stays exact */
+        char *in = malloc((size_t)count * ty.size * (size_t)n);
+        char *out = malloc((size_t)count * ty.size * (size_t)n);
+        char *want = malloc((size_t)count * ty.size);
+        for (int i = 0; i < count; ++i) store(ty, in, i, value(rank, i));
+        for (int i = 0; i < count; ++i) store(ty, want, i, expected(op, n, i));
+        const size_t bytes = (size_t)count * ty.size;
+        const int in_place = id % 2;
+        /* allreduce */
+        if (in_place) memcpy(out, in, bytes);
+        MPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, count, ty.type, op, comm);
+        made(ALLREDUCE, 1);
+        check(memcmp(out, want, bytes) == 0, "allreduce", id, rank);
+        digest(name, id, out, bytes);
+        /* reduce to every root in turn */
+        const int root = id % n;
+        /* In place only at root 0: MPICH 4.0.2's own MPI_Reduce crashes (SIGSEGV in memcpy) with
+         * MPI_IN_PLACE at any other root on 3 ranks, and BRAID_MPI=off runs MPICH's. */
+        const int reduce_in_place = in_place && root == 0;
+        if (reduce_in_place && rank == root) memcpy(out, in, bytes);
+        MPI_Reduce(reduce_in_place && rank == root ? MPI_IN_PLACE : in, out, count, ty.type, op,
+                   root, comm);
+        made(REDUCE, 1);
+        if (rank == root) check(memcmp(out, want, bytes) == 0, "reduce", id, rank);
+        /* reduce_scatter_block: rank r's block is elements [r*count/n ...) of an n-block input */
+        if (count <= 1000) {
+          for (int i = 0; i < count * n; ++i) store(ty, in, i, value(rank, i));
+          if (in_place) memcpy(out, in, bytes * (size_t)n);
+          MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : in, out, count, ty.type, op, comm);
+          made(REDUCE_SCATTER_BLOCK, 1);
+          for (int i = 0; i < count; ++i) store(ty, want, i, expected(op, n, rank * count + i));
+          check(memcmp(out, want, bytes) == 0, "reduce_scatter_block", id, rank);
+          int *rc = malloc(sizeof(int) * (size_t)n);
+          for (int r = 0; r < n; ++r) rc[r] = count;
+          MPI_Reduce_scatter(in, out, rc, ty.type, op, comm);
+          made(REDUCE_SCATTER, 1);
+          check(memcmp(out, want, bytes) == 0, "reduce_scatter", id, rank);
+          free(rc);
+        }
+        free(in);
+        free(out);
+        free(want);
+      }
+}
+
+/* MPI_SUM by hand: braid must leave user ops to MPI. */
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  for (int i = 0; i < *len; ++i) ((int *)inout)[i] += ((int *)in)[i];
+}
+
+static void passthrough(MPI_Comm comm) {
+  int rank, n;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &n);
+  MPI_Op mine;
+  MPI_Op_create(user_sum, 1, &mine);
+  int v = rank + 1, sum = 0;
+  MPI_Allreduce(&v, &sum, 1, MPI_INT, mine, comm);
+  made(ALLREDUCE, 0);
+  check(sum == n * (n + 1) / 2, "allreduce user op", 0, rank);
+  MPI_Op_free(&mine);
+  struct { int value, rank; } loc = {rank % 2 ? 100 : rank, rank}, best;
+  MPI_Allreduce(&loc, &best, 1, MPI_2INT, MPI_MINLOC, comm);
+  made(ALLREDUCE, 0);
+  check(best.value == 0 && best.rank == 0, "allreduce minloc", 0, rank);
+  /* A vector type with gaps: every other int. */
+  MPI_Datatype every_other;
+  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
+  MPI_Type_commit(&every_other);
+  int buf[8];
+  for (int i = 0; i < 8; ++i) buf[i] = rank == 0 ? i + 1 : -1;
+  MPI_Bcast(buf, 1, every_other, 0, comm);
+  made(BCAST, 0);
+  for (int i = 0; i < 8; ++i)
+    check(buf[i] == (rank == 0 || i % 2 == 0 ? i + 1 : -1), "bcast vector", i, rank);
+  MPI_Type_free(&every_other);
+  /* A contiguous derived type is taken. */
+  MPI_Datatype three;
+  MPI_Type_contiguous(3, MPI_INT, &three);
+  MPI_Type_commit(&three);
+  int tri[6];
+  for (int i = 0; i < 6; ++i) tri[i] = rank == n - 1 ? 40 + i : 0;
+  MPI_Bcast(tri, 2, three, n - 1, comm);
+  made(BCAST, 1);
+  for (int i = 0; i < 6; ++i) check(tri[i] == 40 + i, "bcast contiguous type", i, rank);
+  MPI_Type_free(&three);
+  /* Unequal reduce_scatter counts. */
+  int *rc = malloc(sizeof(int) * (size_t)n), total_count = 0;
+  for (int r = 0; r < n; ++r) total_count += rc[r] = r + 1;
+  int *in = malloc(sizeof(int) * (size_t)total_count), out[64];
+  for (int i = 0; i < total_count; ++i) in[i] = i;
+  MPI_Reduce_scatter(in, out, rc, MPI_INT, MPI_SUM, comm);
+  made(REDUCE_SCATTER, n == 1); /* one rank: its counts are all equal */
+  int first = 0;
+  for (int r = 0; r < rank; ++r) first += rc[r];
+  for (int i = 0; i < rc[rank]; ++i) check(out[i] == n * (first + i), "reduce_scatter unequal", i, rank);
+  free(rc);
+  free(in);
+  /* Non-blocking: left to MPI for now. */
+  MPI_Request req;
+  v = rank;
+  MPI_Iallreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comm, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  made(IALLREDUCE, 0);
+  check(sum == n * (n - 1) / 2, "iallreduce", 0, rank);
+  v = rank == 0 ? 77 : 0;
+  MPI_Ibcast(&v, 1, MPI_INT, 0, comm, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  made(IBCAST, 0);
+  check(v == 77, "ibcast", 0, rank);
+}
+
+static void movement(MPI_Comm comm, const char *name) {
+  int rank, n;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &n);
+  const int counts[] = {1, 5, 3000, 70000};
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+    const int count = counts[c];
+    const size_t un = (size_t)n;
+    int *send = malloc(sizeof(int) * (size_t)count * un);
+    int *recv = malloc(sizeof(int) * (size_t)count * un);
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      const int id = (int)c * 2 + in_place;
+      /* bcast from every root in turn */
+      const int root = id % n;
+      for (int i = 0; i < count; ++i) recv[i] = rank == root ? value(root, i) : -1;
+      MPI_Bcast(recv, count, MPI_INT, root, comm);
+      made(BCAST, 1);
+      for (int i = 0; i < count; ++i) check(recv[i] == value(root, i), "bcast", id, rank);
+      /* allgather: block r = value(r, i) */
+      for (int i = 0; i < count; ++i) send[i] = value(rank, i);
+      if (in_place) memcpy(recv + (size_t)rank * (size_t)count, send, sizeof(int) * (size_t)count);
+      MPI_Allgather(in_place ? MPI_IN_PLACE : send, count, MPI_INT, recv, count, MPI_INT, comm);
+      made(ALLGATHER, 1);
+      for (int r = 0; r < n; ++r)
+        for (int i = 0; i < count; ++i)
+          check(recv[(size_t)r * (size_t)count + (size_t)i] == value(r, i), "allgather", id, rank);
+      digest(name, id, recv, sizeof(int) * (size_t)count * un);
+      /* allgatherv: rank r gives (r % 3) * count / 2 elements, placed in reverse order */
+      int *rc = malloc(sizeof(int) * un), *displ = malloc(sizeof(int) * un), at = 0;
+      for (int r = n - 1; r >= 0; --r) {
+        rc[r] = (r % 3) * count / 2;
+        displ[r] = at;
+        at += rc[r];
+      }
+      if (in_place) memcpy(recv + displ[rank], send, sizeof(int) * (size_t)rc[rank]);
+      MPI_Allgatherv(in_place ? MPI_IN_PLACE : send, rc[rank], MPI_INT, recv, rc, displ, MPI_INT,
+                     comm);
+      made(ALLGATHERV, 1);
+      for (int r = 0; r < n; ++r)
+        for (int i = 0; i < rc[r]; ++i)
+          check(recv[displ[r] + i] == value(r, i), "allgatherv", id, rank);
+      /* alltoall: block d of rank r = value(r * 100 + d, i) */
+      for (int d = 0; d < n; ++d)
+        for (int i = 0; i < count; ++i) send[(size_t)d * (size_t)count + (size_t)i] = value(rank * 100 + d, i);
+      if (in_place) memcpy(recv, send, sizeof(int) * (size_t)count * un);
+      MPI_Alltoall(in_place ? MPI_IN_PLACE : send, count, MPI_INT, recv, count, MPI_INT, comm);
+      made(ALLTOALL, 1);
+      for (int s = 0; s < n; ++s)
+        for (int i = 0; i < count; ++i)
+          check(recv[(size_t)s * (size_t)count + (size_t)i] == value(s * 100 + rank, i), "alltoall", id, rank);
+      /* alltoallv: rank r sends (r + d) % 3 * count / 4 elements to d */
+      int *sc = malloc(sizeof(int) * un), *sd = malloc(sizeof(int) * un);
+      int *rcv = malloc(sizeof(int) * un), *rd = malloc(sizeof(int) * un), sat = 0, rat = 0;
+      for (int d = 0; d < n; ++d) {
+        sc[d] = (rank + d) % 3 * count / 4;
+        sd[d] = sat;
+        sat += sc[d];
+        rcv[d] = (d + rank) % 3 * count / 4;
+        rd[d] = rat;
+        rat += rcv[d];
+      }
+      for (int d = 0; d < n; ++d)
+        for (int i = 0; i < sc[d]; ++i) send[sd[d] + i] = value(rank * 100 + d, i);
+      MPI_Alltoallv(send, sc, sd, MPI_INT, recv, rcv, rd, MPI_INT, comm);
+      made(ALLTOALLV, 1);
+      for (int s = 0; s < n; ++s)
+        for (int i = 0; i < rcv[s]; ++i)
+          check(recv[rd[s] + i] == value(s * 100 + rank, i), "alltoallv", id, rank);
+      free(sc); free(sd); free(rcv); free(rd); free(rc); free(displ);
+      /* gather and scatter at every root */
+      for (int i = 0; i < count; ++i) send[i] = value(rank, i);
+      const int is_root = rank == root;
+      if (in_place && is_root) memcpy(recv + (size_t)root * (size_t)count, send, sizeof(int) * (size_t)count);
+      MPI_Gather(in_place && is_root ? MPI_IN_PLACE : send, count, MPI_INT, recv, count, MPI_INT,
+                 root, comm);
+      made(GATHER, 1);
+      if (is_root)
+        for (int r = 0; r < n; ++r)
+          for (int i = 0; i < count; ++i)
+            check(recv[(size_t)r * (size_t)count + (size_t)i] == value(r, i), "gather", id, rank);
+      if (is_root)
+        for (int d = 0; d < n; ++d)
+          for (int i = 0; i < count; ++i) send[(size_t)d * (size_t)count + (size_t)i] = value(d + 50, i);
+      int *mine = in_place && is_root ? send + (size_t)root * (size_t)count : recv;
+      MPI_Scatter(send, count, MPI_INT, in_place && is_root ? MPI_IN_PLACE : recv, count, MPI_INT,
+                  root, comm);
+      made(SCATTER, 1);
+      for (int i = 0; i < count; ++i) check(mine[i] == value(rank + 50, i), "scatter", id, rank);
+      MPI_Barrier(comm);
+      made(BARRIER, 1);
+    }
+    free(send);
+    free(recv);
+  }
+}
+
+static void everything(MPI_Comm comm, const char *name) {
+  reductions(comm, name);
+  movement(comm, name);
+  passthrough(comm);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int n;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  everything(MPI_COMM_WORLD, "world");
+  MPI_Comm dup, half, node;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  everything(dup, "dup");
+  /* Even and odd ranks, keys reversed: the communicator's ranks run backwards. */
+  MPI_Comm_split(dup, world_rank % 2, -world_rank, &half);
+  everything(half, "half");
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  movement(node, "node");
+  /* Created and freed in a loop, with a collective on each. */
+  for (int i = 0; i < 50; ++i) {
+    MPI_Comm tmp;
+    MPI_Comm_dup(half, &tmp);
+    int v = 1, s = 0, m;
+    MPI_Comm_size(tmp, &m);
+    MPI_Allreduce(&v, &s, 1, MPI_INT, MPI_SUM, tmp);
+    made(ALLREDUCE, 1);
+    check(s == m, "allreduce on a fresh dup", i, -1);
+    MPI_Comm_free(&tmp);
+  }
+  /* An intercommunicator between the halves: left to MPI. */
+  if (n >= 2) {
+    MPI_Comm inter;
+    /* Each half's leader (its rank 0) is its highest world rank (keys were reversed). */
+    const int other = 1 - world_rank % 2;
+    const int remote_leader = (n - 1) % 2 == other ? n - 1 : n - 2;
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, remote_leader, 7, &inter);
+    int v = 1, s = 0, remote;
+    MPI_Comm_remote_size(inter, &remote);
+    MPI_Allreduce(&v, &s, 1, MPI_INT, MPI_SUM, inter);
+    made(ALLREDUCE, 0);
+    check(s == remote, "allreduce on an intercommunicator", 0, -1);
+    MPI_Comm_free(&inter);
+  }
+  MPI_Comm_free(&node);
+  MPI_Comm_free(&half);
+  MPI_Comm_free(&dup);
+  for (int c = 0; c < NCOLL; ++c)
+    if (total[c] > 0) printf("EXPECT %d %s %ld %ld\n", world_rank, names[c], taken[c], total[c]);
+  fflush(stdout);
+  int bad = failures > 0;
+  MPI_Finalize();
+  return bad;
+}

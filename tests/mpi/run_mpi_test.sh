@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs an MPI test program twice under one MPI's launcher: with BRAID_MPI=off (everything in
+# MPI) and with the interposition library preloaded and BRAID_MPI_REPORT=1. Passes when both
+# runs succeed, their DIGEST lines (every rank's results) are identical, and the library's
+# report line says braid took exactly the calls the program expects it to (every rank's EXPECT
+# lines, summed) out of all it made.
+#   run_mpi_test.sh openmpi|mpich NP LIBRARY PROGRAM
+set -euo pipefail
+flavor=$1 np=$2 lib=$3 prog=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+run() {  # run NAME KEY=VALUE...: the program under the MPI's launcher with these variables
+  local name=$1
+  shift
+  local args=()
+  if [[ $flavor == openmpi ]]; then
+    for kv in "$@"; do args+=(-x "$kv"); done
+    mpirun.openmpi -np "$np" --oversubscribe --bind-to none --mca btl self,vader,tcp \
+      --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "${args[@]}" "$prog" \
+      >"$work/$name.out" 2>"$work/$name.err"
+  else
+    for kv in "$@"; do args+=(-genv "${kv%%=*}" "${kv#*=}"); done
+    mpirun.mpich -np "$np" -iface lo "${args[@]}" "$prog" >"$work/$name.out" 2>"$work/$name.err"
+  fi
+}
+if ! run off BRAID_MPI=off BRAID_MPI_REPORT=1 LD_PRELOAD="$lib"; then
+  echo "FAIL: the run with BRAID_MPI=off failed"; cat "$work/off.err"; exit 1
+fi
+if ! run on BRAID_MPI_REPORT=1 LD_PRELOAD="$lib"; then
+  echo "FAIL: the run with braid failed"; cat "$work/on.err"; exit 1
+fi
+grep '^DIGEST' "$work/off.out" | sort >"$work/off.digest"
+grep '^DIGEST' "$work/on.out" | sort >"$work/on.digest"
+if [[ ! -s $work/on.digest ]]; then echo "FAIL: no results printed"; exit 1; fi
+if ! diff -q "$work/off.digest" "$work/on.digest" >/dev/null; then
+  echo "FAIL: results differ from MPI's own ($(diff "$work/off.digest" "$work/on.digest" | grep -c '^[<>]') lines)"
+  diff "$work/off.digest" "$work/on.digest" | head -20
+  exit 1
+fi
+report=$(grep '^braid-mpi:' "$work/on.err" || true)
+off_report=$(grep '^braid-mpi:' "$work/off.err" || true)
+echo "with braid:    $report"
+echo "BRAID_MPI=off: $off_report"
+[[ $(grep -c '^braid-mpi:' "$work/on.err") == 1 ]] || { echo "FAIL: not exactly one report line"; cat "$work/on.err"; exit 1; }
+status=0
+# Every rank's EXPECT lines, summed per collective over the ranks.
+while read -r name taken total; do
+  want="$name=$taken/$total"
+  want_off="$name=0/$total"
+  [[ " ${report#braid-mpi:} " == *" $want "* ]] || { echo "FAIL: expected $want in the report"; status=1; }
+  [[ " ${off_report#braid-mpi:} " == *" $want_off "* ]] || { echo "FAIL: expected $want_off with BRAID_MPI=off"; status=1; }
+done < <(awk '/^EXPECT/ { t[$3] += $4; n[$3] += $5 } END { for (c in t) print c, t[c], n[c] }' "$work/on.out")
+[[ $(grep -c '^EXPECT' "$work/on.out") -gt 0 ]] || { echo "FAIL: the program printed no EXPECT lines"; status=1; }
+[[ $status == 0 ]] && echo "PASS: $(wc -l <"$work/on.digest") identical results, report as expected"
+exit $status
