@@ -54,6 +54,17 @@ const TypeEntry *types(size_t *n) {
       {MPI_UINT16_T, BRAID_UINT16},
       {MPI_UINT32_T, BRAID_UINT32},
       {MPI_UINT64_T, BRAID_UINT64},
+      // Fortran's, as a Fortran program's calls pass them (gfortran: INTEGER and REAL are 4
+      // bytes, DOUBLE PRECISION 8).
+      {MPI_INTEGER, BRAID_INT32},
+      {MPI_REAL, BRAID_FLOAT32},
+      {MPI_DOUBLE_PRECISION, BRAID_FLOAT64},
+      {MPI_INTEGER1, BRAID_INT8},
+      {MPI_INTEGER2, BRAID_INT16},
+      {MPI_INTEGER4, BRAID_INT32},
+      {MPI_INTEGER8, BRAID_INT64},
+      {MPI_REAL4, BRAID_FLOAT32},
+      {MPI_REAL8, BRAID_FLOAT64},
       {MPI_AINT, integer_dtype<MPI_Aint>()},
       {MPI_OFFSET, integer_dtype<MPI_Offset>()},
   };

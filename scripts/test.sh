@@ -12,11 +12,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir=${BRAID_BUILD_DIR:-build}
 # python3 is used by helper scripts; Open MPI is for the MPI baseline of the benchmarks and,
 # with libpmix-dev (PMIx support in libbraid) and slurm-wlm, for the launch tests (tests/launch).
-# MPICH is the second MPI baseline and gnuplot-nox draws the plots of bench/compare.
+# MPICH is the second MPI baseline and gnuplot-nox draws the plots of bench/compare; gfortran
+# builds the Fortran program of the MPI interposition tests (tests/mpi).
 packages=(build-essential cmake ninja-build pkg-config libucx-dev ucx-utils
           libgtest-dev libgmock-dev libbenchmark-dev libhwloc-dev
           python3 openmpi-bin libopenmpi-dev libpmix-dev slurm-wlm
-          mpich libmpich-dev gnuplot-nox)
+          mpich libmpich-dev gnuplot-nox gfortran)
 # The verbs plugin builds against rdma-core. The rxe tests (tests/rxe) run in a qemu guest with
 # a soft-RoCE device; tests/vm/run-in-guest installs qemu, Debian's kernel and busybox-static
 # itself, when missing (it skips the kernel's /boot initrd, which the guest does not use).
