@@ -65,6 +65,17 @@ case ${1:?case} in
     probe_and_suite "srun -N 1 -n $n" "$n" srun $(srun_args -N 1 -n "$n" --overcommit)
     ;;
 
+  srun.mpi_interpose.1node | srun.mpi_interpose.2nodes)
+    # An unmodified Open MPI program under srun --mpi=pmix with braid's MPI library preloaded
+    # (tests/mpi/run_mpi_test.sh: results as MPI's own, every call braid should take taken).
+    lib=$BRAID_BIN/../lib/libbraid-mpi-openmpi.so
+    [[ -f $lib && -x $BRAID_BIN/mpi_collectives_openmpi ]] ||
+      skip_or_fail "libbraid-mpi-openmpi.so or mpi_collectives_openmpi not built"
+    nodes=(-N 1) && [[ $1 == *2nodes ]] && nodes=(-N 2)
+    bash "$LAUNCH_DIR/../mpi/run_mpi_test.sh" srun 2 "$lib" \
+      "$BRAID_BIN/mpi_collectives_openmpi" "${nodes[@]}" || fail "MPI library under srun ${nodes[*]}"
+    ;;
+
   srun.2nodes.4tasks)
     need_cluster
     # As for braidrun across the namespaces: TCP between the "nodes", as on a real cluster.

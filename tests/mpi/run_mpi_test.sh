@@ -4,9 +4,13 @@
 # runs succeed, their DIGEST lines (every rank's results) are identical, and the library's
 # report line says braid took exactly the calls the program expects it to (every rank's EXPECT
 # lines, summed) out of all it made.
-#   run_mpi_test.sh openmpi|mpich NP LIBRARY PROGRAM
+#   run_mpi_test.sh openmpi|mpich|srun NP LIBRARY PROGRAM [srun options...]
+# srun: an Open MPI program started by Slurm's srun --mpi=pmix (tests/launch starts the
+# cluster; the extra options say where, e.g. -N 2).
 set -euo pipefail
 flavor=$1 np=$2 lib=$3 prog=$4
+shift 4
+srun_options=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -14,7 +18,12 @@ run() {  # run NAME KEY=VALUE...: the program under the MPI's launcher with thes
   local name=$1
   shift
   local args=()
-  if [[ $flavor == openmpi ]]; then
+  if [[ $flavor == srun ]]; then
+    local exports=ALL
+    for kv in "$@"; do exports+=",$kv"; done
+    srun --mpi=pmix --kill-on-bad-exit=1 --time=5 --overcommit -n "$np" "${srun_options[@]}" \
+      --export="$exports" "$prog" >"$work/$name.out" 2>"$work/$name.err"
+  elif [[ $flavor == openmpi ]]; then
     for kv in "$@"; do args+=(-x "$kv"); done
     mpirun.openmpi -np "$np" --oversubscribe --bind-to none --mca btl self,vader,tcp \
       --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "${args[@]}" "$prog" \
