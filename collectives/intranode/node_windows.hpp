@@ -5,13 +5,21 @@
 // the same order (node_channel.hpp), whether it sends, receives, both or neither.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "engine/coll_context.hpp"
 #include "intranode/node_channel.hpp"
 
 namespace braid::coll {
+
+// memcpy of a block that may be empty: a v-variant's zero count may come with a null buffer
+// (an empty std::vector's data()), which memcpy must never see, even for zero bytes.
+inline void copy_bytes(void *dst, const void *src, size_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+}
 
 // `deposit(k, mine)` fills this rank's buffer for the k-th window of the call (only when
 // `sends`); `take(k, buffer_of)` runs once every rank in `sources` (this rank excluded: it needs

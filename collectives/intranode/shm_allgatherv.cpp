@@ -42,7 +42,7 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   for (size_t r = 0; with_counts && r < n; ++r) staged[1 + r] = args.counts[r];
   const size_t own_bytes = args.count * es;
   if (tiny && own_bytes <= sizeof(staged) - head)
-    std::memcpy(reinterpret_cast<char *>(staged) + head, send, own_bytes);
+    copy_bytes(reinterpret_cast<char *>(staged) + head, send, own_bytes);
   co_await agree_on_call(ctx, ch, ticket, args, staged, tiny ? head + own_bytes : head);
   auto words = [&](int s) {
     return reinterpret_cast<const uint64_t *>(ch.call_slot(s, ticket).data);
@@ -57,11 +57,11 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
       check_v_count(ch.world_rank(r), "recvcounts", ch.world_rank(s), words(r)[1 + rank_of(s)],
                     "sendcount", words(s)[0]);
   }
-  if (place(me) != send) std::memcpy(place(me), send, own_bytes);  // else in place
+  if (place(me) != send) copy_bytes(place(me), send, own_bytes);  // else in place
   if (tiny) {
     for (int s = 0; s < ch.size(); ++s)
       if (s != me)
-        std::memcpy(place(s), reinterpret_cast<const char *>(words(s)) + head, bytes_of(s));
+        copy_bytes(place(s), reinterpret_cast<const char *>(words(s)) + head, bytes_of(s));
     co_return;
   }
   constexpr size_t piece = NodeChannel::kWindow;
@@ -74,10 +74,12 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   std::vector<int> sources = all_local(ch);
   co_await node_windows(
       ctx, ch, windows_for(largest, piece), true, std::move(sources),
-      [&](uint32_t k, char *buf) { std::memcpy(buf, send + k * piece, len(me, k)); },
+      [&](uint32_t k, char *buf) {
+        if (len(me, k) > 0) std::memcpy(buf, send + k * piece, len(me, k));
+      },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < ch.size(); ++s)
-          if (s != me) std::memcpy(place(s) + k * piece, buffer_of(s), len(s, k));
+          if (s != me && len(s, k) > 0) std::memcpy(place(s) + k * piece, buffer_of(s), len(s, k));
       });
 }
 

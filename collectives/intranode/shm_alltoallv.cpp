@@ -68,11 +68,12 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
       ctx, ch, windows_for(largest, piece), true, std::move(sources),
       [&](uint32_t k, char *buf) {
         for (int d = 0; d < n; ++d)
-          if (d != me) std::memcpy(buf + d * piece, out(d) + k * piece, len(out_bytes(d), k));
+          if (d != me && len(out_bytes(d), k) > 0)
+            std::memcpy(buf + d * piece, out(d) + k * piece, len(out_bytes(d), k));
       },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < n; ++s)
-          if (s != me)
+          if (s != me && len(in_bytes(s), k) > 0)
             std::memcpy(in(s) + k * piece, buffer_of(s) + me * piece, len(in_bytes(s), k));
       });
 }
