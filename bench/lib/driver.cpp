@@ -68,6 +68,7 @@ RunInfo describe_run(const Options &o, Backend &backend, const std::string &prog
   info.dtype = o.collective == Collective::barrier ? "-" : name(o.dtype);
   info.op = reduces(o.collective) ? name(o.op) : "-";
   info.mode = o.mode;
+  info.touch = o.touch;
   info.check = o.check;
   info.machine = this_machine();
   info.build = backend.build_info();
@@ -196,8 +197,17 @@ int run_benchmark(const Options &o, Backend &backend, const DriverSettings &sett
       }
     };
     prepare();
+    // A store to every cache line of what this rank sends (its values unchanged, so --check
+    // still holds): the lines are then modified in this core's cache, as after a computation.
+    const size_t touched = classic ? bytes : send_elements(c, ranks, count) * es;
+    auto touch = [&] {
+      volatile unsigned char *p = static_cast<unsigned char *>(send.get());
+      for (size_t i = 0; i < touched; i += 64) p[i] = p[i];
+    };
     const Iterations it = iterations_for(bytes, o.iters, o.warmup);
-    const double seconds = time_per_call(backend, o.mode, it.iters, it.warmup, call);
+    const double seconds =
+        time_per_call(backend, o.mode, it.iters, it.warmup, call,
+                      o.touch ? std::function<void()>(touch) : std::function<void()>());
     const Latency lat = across_ranks(backend, seconds);
 
     Row row;

@@ -29,6 +29,9 @@ struct Options {
   std::optional<int> warmup;  // likewise
   Mode mode = Mode::osu;
   bool check = false;
+  // --touch: every rank rewrites its send buffer before each timed call, outside the timed
+  // region, as an application that computes its input does (osu mode only).
+  bool touch = false;
   std::string json_path;  // empty: no JSON file
   std::string csv_path;   // empty: no CSV file
 };

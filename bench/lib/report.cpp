@@ -82,6 +82,7 @@ std::string format_json(const RunInfo &info, const std::vector<Row> &rows) {
   j += cat("  \"op\": ", json_string(info.op), ",\n");
   j += cat("  \"mode\": ", json_string(name(info.mode)), ",\n");
   j += cat("  \"check\": ", info.check ? "true" : "false", ",\n");
+  j += cat("  \"touch\": ", info.touch ? "true" : "false", ",\n");
   j += cat("  \"program\": ", json_string(info.program), ",\n");
   j += cat("  \"machine\": {\"hostname\": ", json_string(m.hostname), ", \"nproc\": ", m.nproc,
            ", \"cpu_model\": ", json_string(m.cpu_model), "},\n");
@@ -127,7 +128,8 @@ std::string table_header(const RunInfo &info) {
                       info.ranks == 1 ? " rank" : " ranks", ", transport ", info.transport);
   if (info.dtype != "-") h += cat(", dtype ", info.dtype);
   if (info.op != "-") h += cat(", op ", info.op);
-  h += cat(", mode ", name(info.mode), ", check ", info.check ? "on" : "off", "\n");
+  h += cat(", mode ", name(info.mode), ", check ", info.check ? "on" : "off",
+           info.touch ? ", send buffers rewritten before every call" : "", "\n");
   h += cat("# ", info.machine.hostname, ": ", info.machine.nproc, " x ", info.machine.cpu_model,
            "; ", info.build.library, "; built with ", info.build.compiler, ", ",
            info.build.build_type, "\n");

@@ -40,6 +40,7 @@ struct RunInfo {
   std::string op;     // "-" where the collective has none (broadcast, barrier)
   Mode mode = Mode::osu;
   bool check = false;
+  bool touch = false;
   MachineInfo machine;
   BuildInfo build;
 };
@@ -47,7 +48,8 @@ struct RunInfo {
 // JSON string literal contents: quotes, backslashes and control characters escaped.
 std::string json_escape(std::string_view s);
 
-// {"collective", "transport", "ranks", "dtype", "op", "mode", "check", "program", "machine",
+// {"collective", "transport", "ranks", "dtype", "op", "mode", "check", "touch", "program",
+// "machine",
 //  "build", "rows": [{"bytes", "count", "algorithm", "avg_us", "min_us", "max_us",
 //  "algbw_gbps", "busbw_gbps", "errors", "iters", "warmup"}, ...]}
 std::string format_json(const RunInfo &info, const std::vector<Row> &rows);

@@ -14,11 +14,12 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 }  // namespace
 
 double time_per_call(Backend &backend, Mode mode, int iters, int warmup,
-                     const std::function<void()> &call) {
+                     const std::function<void()> &call, const std::function<void()> &touch) {
   if (iters <= 0) return 0.0;
   if (mode == Mode::osu) {
     double total = 0.0;
     for (int i = 0; i < warmup + iters; ++i) {
+      if (touch) touch();
       backend.barrier();
       const auto t0 = Clock::now();
       call();

@@ -14,8 +14,10 @@
 namespace braid_bench {
 
 // This rank's average seconds per call of `call` (warm-up calls are not timed).
+// `touch` (when set; osu mode) runs before every call, before its barrier, untimed.
 double time_per_call(Backend &backend, Mode mode, int iters, int warmup,
-                     const std::function<void()> &call);
+                     const std::function<void()> &call,
+                     const std::function<void()> &touch = nullptr);
 
 struct Latency {
   double avg_us = 0, min_us = 0, max_us = 0;

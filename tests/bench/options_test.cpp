@@ -31,6 +31,7 @@ TEST(Options, DefaultsNeedOnlyTheCollective) {
   EXPECT_FALSE(o.warmup.has_value());
   EXPECT_EQ(o.mode, Mode::osu);
   EXPECT_FALSE(o.check);
+  EXPECT_FALSE(o.touch);
   EXPECT_TRUE(o.transport.empty());
   EXPECT_TRUE(o.algo.empty());
   EXPECT_TRUE(o.json_path.empty());
@@ -59,6 +60,18 @@ TEST(Options, EveryOptionInBothForms) {
   EXPECT_TRUE(o.check);
   EXPECT_EQ(o.json_path, "out.json");
   EXPECT_EQ(o.csv_path, "o.csv");
+}
+
+TEST(Options, TouchIsAFlagOfOsuModeOnly) {
+  const ParseResult r = parse({"allgather", "--touch", "--check"});
+  ASSERT_EQ(r.status, ParseResult::Status::run) << r.error;
+  EXPECT_TRUE(r.options.touch);
+  const ParseResult valued = parse({"allreduce", "--touch=1"});
+  EXPECT_EQ(valued.status, ParseResult::Status::error);
+  EXPECT_NE(valued.error.find("--touch takes no value"), std::string::npos) << valued.error;
+  const ParseResult pipelined = parse({"allreduce", "--touch", "--mode", "pipelined"});
+  EXPECT_EQ(pipelined.status, ParseResult::Status::error);
+  EXPECT_NE(pipelined.error.find("--touch needs --mode osu"), std::string::npos) << pipelined.error;
 }
 
 TEST(Options, EveryDtypeAndOpName) {
@@ -143,11 +156,12 @@ TEST(Options, HelpWinsAnywhere) {
 TEST(Options, HelpDocumentsEveryOption) {
   for (Flavor f : {Flavor::braid, Flavor::mpi}) {
     const std::string help = help_text("braid-bench", f);
-    for (const char *word : {"allreduce", "broadcast", "barrier", "--transport", "--algo",
-                             "--dtype",   "--op",      "--root",  "--min-bytes", "--max-bytes",
-                             "--iters",   "--warmup",  "--mode",  "osu",         "pipelined",
-                             "--check",   "--json",    "--csv",   "--help",      "bfloat16",
-                             "float64",   "prod",      "busbw",   "algbw",       "Exit status"})
+    for (const char *word :
+         {"allreduce", "broadcast",  "barrier",     "--transport", "--algo",  "--dtype",
+          "--op",      "--root",     "--min-bytes", "--max-bytes", "--iters", "--warmup",
+          "--mode",    "osu",        "pipelined",   "--check",     "--touch", "--json",
+          "--csv",     "--help",     "bfloat16",    "float64",     "prod",    "busbw",
+          "algbw",     "Exit status"})
       EXPECT_NE(help.find(word), std::string::npos) << word;
   }
   EXPECT_NE(help_text("braid-bench", Flavor::braid).find("BRAID_ALLREDUCE_ALGO"),

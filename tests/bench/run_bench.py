@@ -6,7 +6,7 @@
 Checks: --expect-exit N (default 0), --stderr-regex RE (with --stderr-matches N: exactly N
 matches, e.g. 1 for a message only rank 0 may print), --json FILE (parses it and checks
 every key; with --ranks, --rows, --errors N also those values), --csv FILE (header and
-field counts), --algorithms-match-trace (each row's auto(<name>) is what libbraid logged for
+field counts), --touch (the JSON's "touch" is true), --algorithms-match-trace (each row's auto(<name>) is what libbraid logged for
 that size under BRAID_DEBUG=trace), --zero-copy-from BYTES (rows of at least BYTES say
 auto(<name>:zero-copy), smaller ones do not). Exits non-zero with a message on the first failure.
 """
@@ -61,6 +61,8 @@ def check_json(path, args):
         fail(f"{path}: ranks {doc['ranks']}, expected {args.ranks}")
     if args.rows is not None and len(rows) != args.rows:
         fail(f"{path}: {len(rows)} rows, expected {args.rows}")
+    if args.touch and doc.get("touch") is not True:
+        fail(f"{path}: touch is not true")
     if args.errors is not None:
         if doc.get("check") is not True:
             fail(f"{path}: check is not true")
@@ -126,6 +128,8 @@ def main():
     p.add_argument("--ranks", type=int)
     p.add_argument("--rows", type=int)
     p.add_argument("--errors", type=int)
+    p.add_argument("--touch", action="store_true", help="the JSON says the send buffers were "
+                   "rewritten before every call (braid-bench --touch)")
     p.add_argument("--algorithms-match-trace", action="store_true")
     p.add_argument("--zero-copy-from", type=int)
     p.add_argument("command", nargs=argparse.REMAINDER)

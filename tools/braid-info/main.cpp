@@ -11,6 +11,7 @@
 #include "numa_report.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "selection/selection.hpp"
+#include "tuning/machine_profile.hpp"
 
 namespace {
 
@@ -78,6 +79,13 @@ int main(int argc, char **argv) {
     } catch (const detail::Failure &f) {
       std::printf("numa: unknown: %s\n", f.what());
     }
+    std::string why;
+    if (auto profile = detail::profile_from_environment(&why))
+      std::fputs(detail::describe(*profile).c_str(), stdout);
+    else
+      std::printf(
+          "machine profile: %s\n",
+          why.empty() ? "none (BRAID_TUNING_FILE unset; braid-tune measures one)" : why.c_str());
     const char *requested = std::getenv("BRAID_TRANSPORT");
     std::string req = requested && *requested ? requested : "auto";
     std::vector<detail::PluginProblem> problems;
