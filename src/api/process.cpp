@@ -1,35 +1,12 @@
 #include "api/process.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <cstdlib>
 
 #include "api/comm_node.hpp"
 #include "api/comm_object.hpp"
 
 namespace braid::detail {
-namespace {
-
-// Cores this process may run on (its affinity mask), not the machine's total: a job bound to
-// fewer cores is oversubscribed sooner.
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return CPU_COUNT(&set);
-}
-
-// Ranks competing for this rank's cores: braidrun's BRAID_BIND_SHARERS when it bound the rank
-// (a rank bound to a core of its own has one usable core and is still not oversubscribed),
-// else every rank on the host.
-bool oversubscribed(int local_size) {
-  const char *sharers = std::getenv("BRAID_BIND_SHARERS");
-  const int n = sharers ? std::atoi(sharers) : 0;
-  return (n > 0 ? n : local_size) > usable_cores();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void Process::progress_others(const Comm *except) {
   std::lock_guard lock(mutex);
@@ -126,10 +103,7 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
   // Which ranks share a node uses the bootstrap, so it comes before the control plane takes
   // the bootstrap's connections.
   p->nodes = discover_nodes(*p->world->bootstrap, config, env);
-  int local = 0;
-  for (const std::string &id : p->nodes.host_ids)
-    local += id == p->nodes.host_ids[static_cast<size_t>(config.rank)] ? 1 : 0;
-  p->oversubscribed = oversubscribed(std::max(config.local_size, local));
+  p->oversubscribed = p->nodes.oversubscribed;
   std::vector<int> everyone(static_cast<size_t>(config.size));
   for (int r = 0; r < config.size; ++r) everyone[static_cast<size_t>(r)] = r;
   Bootstrap &bootstrap = *p->world->bootstrap;

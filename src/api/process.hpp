@@ -25,7 +25,7 @@ struct Process {
   std::unique_ptr<World> world;
   NodeDiscovery nodes;
   coll::SelectionTable selection;
-  bool oversubscribed = false;  // more ranks on this host than cores this process may use
+  bool oversubscribed = false;  // NodeDiscovery::oversubscribed: idle waits leave the CPU at once
   // Context ids of this process's live communicators: a new communicator takes an id that no
   // member uses, so two ranks sharing two communicators always tell their messages apart.
   std::bitset<coll::Scheduler::kMaxContexts> used_contexts;

@@ -1,8 +1,12 @@
 #include "node/node_discovery.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <bit>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +22,25 @@ struct HostRecord {
   int32_t pid;
   uint8_t intranode;  // 1 unless BRAID_INTRANODE=off here
   char id[251];       // host identity, NUL-terminated (truncated if longer)
+  CpuClaim cpus;
 };
+
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// This process's affinity mask (every CPU when it cannot be read).
+std::array<uint64_t, 16> affinity_of_this_process() {
+  std::array<uint64_t, 16> cpus{};
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const bool known = sched_getaffinity(0, sizeof set, &set) == 0;
+  for (size_t c = 0; c < cpus.size() * 64; ++c)
+    if (!known || (c < CPU_SETSIZE && CPU_ISSET(c, &set))) cpus[c / 64] |= uint64_t{1} << (c % 64);
+  return cpus;
+}
 
 bool intranode_wanted(const EnvLookup &env) {
   auto v = env("BRAID_INTRANODE");
@@ -45,14 +67,42 @@ NodeDiscovery discover_nodes(Bootstrap &bootstrap, const EnvConfig &config, cons
   mine.intranode = intranode_wanted(env) ? 1 : 0;
   const std::string id = local_host_identity(env, config.rank);
   std::strncpy(mine.id, id.c_str(), sizeof mine.id - 1);
+  mine.cpus.cpus = affinity_of_this_process();
+  // The CPUs are the machine's, whatever BRAID_HOST_ID says about nodes.
+  mine.cpus.machine = fnv1a(local_host_identity(
+      [&env](const char *name) -> std::optional<std::string> {
+        if (std::strcmp(name, "BRAID_HOST_ID") == 0) return std::nullopt;
+        return env(name);
+      },
+      config.rank));
   std::vector<HostRecord> all(static_cast<size_t>(config.size));
   bootstrap.allgather(&mine, all.data(), sizeof mine);
+  std::vector<CpuClaim> claims;
+  for (const HostRecord &r : all) claims.push_back(r.cpus);
+  out.oversubscribed = oversubscribed(claims, config.rank);
   for (const HostRecord &r : all) {
     out.host_ids.emplace_back(r.id, strnlen(r.id, sizeof r.id));
     out.pids.push_back(r.pid);
     out.intranode = out.intranode && r.intranode != 0;
   }
   return out;
+}
+
+bool oversubscribed(const std::vector<CpuClaim> &ranks, int me) {
+  const CpuClaim &mine = ranks[static_cast<size_t>(me)];
+  std::array<uint64_t, 16> cpus{};  // the CPUs of the ranks that compete with this one
+  int sharers = 0;
+  for (const CpuClaim &r : ranks) {
+    if (r.machine != mine.machine) continue;
+    bool overlaps = false;
+    for (size_t w = 0; w < cpus.size(); ++w) overlaps = overlaps || (r.cpus[w] & mine.cpus[w]) != 0;
+    if (!overlaps) continue;
+    ++sharers;
+    for (size_t w = 0; w < cpus.size(); ++w) cpus[w] |= r.cpus[w];
+  }
+  int count = 0;
+  for (uint64_t w : cpus) count += std::popcount(w);
+  return sharers > count;
 }
 
 NodeMap NodeDiscovery::map_of(const std::vector<int> &members, int me) const {

@@ -1,9 +1,11 @@
 // At braid_init: which ranks share a node. Every rank tells every other its host identity,
-// pid and whether it wants the node-local path (one bootstrap allgather). Communicators derive
-// their node maps from this (a child's map is the parent's restricted to its members) and set
-// up their own shared memory (api/comm_node.hpp).
+// pid, CPU affinity mask and whether it wants the node-local path (one bootstrap allgather).
+// Communicators derive their node maps from this (a child's map is the parent's restricted to its
+// members) and set up their own shared memory (api/comm_node.hpp).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,10 +20,25 @@ struct NodeDiscovery {
   std::vector<std::string> host_ids;  // by world rank
   std::vector<int> pids;              // by world rank
   bool intranode = true;              // no rank set BRAID_INTRANODE=off
+  // More ranks compete for this rank's CPUs than those CPUs number: the ranks on this host
+  // whose affinity masks overlap this rank's outnumber the CPUs of those masks together. A
+  // rank bound to a core of its own (braidrun, mpirun --bind-to core, srun --cpu-bind) is not
+  // oversubscribed although its mask holds one CPU; unbound ranks on a host with fewer cores
+  // than ranks are.
+  bool oversubscribed = false;
   // The node map of the ranks `members` (world ranks, in communicator order) for the member
   // at index `me`.
   NodeMap map_of(const std::vector<int> &members, int me) const;
 };
+
+// One rank's machine (a hash of its real host identity: fake nodes share one machine's CPUs)
+// and CPU affinity mask (CPUs 0..1023), as node discovery exchanges them.
+struct CpuClaim {
+  uint64_t machine = 0;
+  std::array<uint64_t, 16> cpus{};
+};
+// NodeDiscovery::oversubscribed for rank `me` of `ranks`.
+bool oversubscribed(const std::vector<CpuClaim> &ranks, int me);
 
 // Collective over the bootstrap: every rank calls it. Throws Failure for a bad
 // BRAID_INTRANODE value or a bootstrap failure.

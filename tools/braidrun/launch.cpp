@@ -46,15 +46,10 @@ std::vector<RankProcess> launch_ranks(const Options &options, const JobIdentity 
           rank_environment(environ, options, job, rank, size, where);
       if (where.local) {
         SpawnRequest request{rank, &options.command, &environment, options.tag_output, &inherited};
-        std::erase_if(environment,
-                      [](const std::string &e) { return e.starts_with("BRAID_BIND_SHARERS="); });
-        if (local_index < bindings.ranks.size() && bindings.ranks[local_index].bound) {
+        // braid sees from every rank's affinity mask whether ranks share CPUs
+        // (node_discovery.hpp), so a rank bound to a core of its own spins as it should.
+        if (local_index < bindings.ranks.size() && bindings.ranks[local_index].bound)
           request.affinity = &bindings.ranks[local_index].cpus;
-          // How many ranks share this rank's CPUs: a bound rank with a core of its own is not
-          // oversubscribed although its affinity mask holds one CPU (scheduler.hpp).
-          environment.push_back("BRAID_BIND_SHARERS=" +
-                                std::to_string(bindings.ranks[local_index].sharers));
-        }
         ++local_index;
         ranks.push_back(spawn_rank(request));
         continue;
