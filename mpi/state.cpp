@@ -168,11 +168,14 @@ void stop() {
   State &s = state();
   if (env_is("BRAID_MPI_REPORT", "1")) report();
   if (!s.enabled) return;
-  // Before MPI goes: MPI_COMM_WORLD's mirror, then every communicator the program left.
-  PMPI_Comm_delete_attr(MPI_COMM_WORLD, s.keyval);
+  // Before MPI goes, braid_finalize frees every braid communicator, MPI_COMM_WORLD's mirror
+  // included, and leaves braid's world; the mirrors' attributes are then dropped with nothing
+  // left to free (delete_mirror sees `stopped`). Freeing the world's mirror first would leave
+  // braid_finalize nothing to finalize (it says "braid_finalize without init").
   s.enabled = false;
   braid_finalize();
   s.stopped = true;
+  PMPI_Comm_delete_attr(MPI_COMM_WORLD, s.keyval);
   PMPI_Comm_free_keyval(&s.keyval);
 }
 
