@@ -1,8 +1,10 @@
 // Communicators derived from a mirrored one by MPI_Comm_dup, MPI_Comm_split and
 // MPI_Comm_split_type are mirrored by braid (split with the same members in the same order);
-// the braid communicator hangs on the MPI one as an attribute and is freed with it. Any other
-// communicator (MPI_Comm_create, topologies, intercommunicators, MPI_Comm_idup so far) has no
-// mirror, and its calls go to MPI.
+// the braid communicator hangs on the MPI one as an attribute and is freed with it. MPI's other
+// dups (MPI_Comm_idup, MPI_Comm_dup_with_info, Fortran's) copy the attribute as a pending
+// mirror, made at the communicator's first blocking collective (state.cpp). Any other
+// communicator (MPI_Comm_create, topologies, intercommunicators) has no mirror, and its calls go
+// to MPI.
 #include "interpose.hpp"
 
 namespace braid::mpi {
@@ -17,10 +19,8 @@ void attach_if_all(MPI_Comm newcomm, braid_comm_t child) {
   }
   int mine = child != nullptr, all = 0;
   PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, newcomm);
-  if (all)
-    attach(newcomm, child);
-  else if (child != nullptr)
-    braid_comm_free(&child);
+  if (!all && child != nullptr) braid_comm_free(&child);
+  attach(newcomm, all ? child : nullptr);  // null: MPI_Comm_dup's pending mark goes too
 }
 
 // After MPI made `newcomm` from `parent` (collectively): braid splits its mirror the same way.

@@ -40,10 +40,16 @@ const char *coll_name(Coll c);
 // BRAID_MPI=off, or braid could not form its world: every call goes to MPI.
 bool enabled();
 
-// The braid communicator mirroring `comm`, or null when braid does not take it.
+// The braid communicator mirroring `comm`, or null when braid does not take it. For a
+// communicator MPI duplicated from a mirrored one (MPI_Comm_idup), braid's dup is made here,
+// at its first blocking collective: call it only where every member calls it (a blocking
+// collective on `comm`, in the same order of checks on every rank).
 braid_comm_t mirror_of(MPI_Comm comm);
-// Attaches `mine` to `comm` (freed with it); `mine` may be null (nothing attached).
+// Whether `comm` is mirrored or will be, without making anything (non-blocking calls).
+bool is_mirrored(MPI_Comm comm);
+// Attaches `mine` to `comm` (freed with it); null drops whatever `comm` had (a pending dup).
 void attach(MPI_Comm comm, braid_comm_t mine);
+void drop_mirror(MPI_Comm comm);
 
 // A call counted as made; taken() counts it as run by braid.
 void count_call(Coll c);

@@ -201,14 +201,14 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request) {
   count_call(Coll::iallreduce);
-  if (mirror_of(comm) != nullptr) note_pass(Coll::iallreduce, "non-blocking (not taken yet)");
+  if (is_mirrored(comm)) note_pass(Coll::iallreduce, "non-blocking (not taken yet)");
   return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request) {
   count_call(Coll::ibcast);
-  if (mirror_of(comm) != nullptr) note_pass(Coll::ibcast, "non-blocking (not taken yet)");
+  if (is_mirrored(comm)) note_pass(Coll::ibcast, "non-blocking (not taken yet)");
   return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
 

@@ -14,10 +14,23 @@
 namespace braid::mpi {
 namespace {
 
+// What hangs on a mirrored MPI communicator as its attribute. A communicator MPI duplicated
+// (MPI_Comm_idup, and MPI_Comm_dup until its wrapper mirrors it) gets, through the keyval's copy
+// callback, a Mirror with no braid communicator yet and its parent's Mirror: braid dups the
+// parent's at the communicator's first blocking collective, where every member is (braid's dup
+// is blocking, so MPI_Comm_idup itself cannot make it). A Mirror lives while its attribute or a
+// pending child refers to it, so a parent freed first keeps its braid communicator for them.
+struct Mirror {
+  braid_comm_t comm = nullptr;
+  Mirror *parent = nullptr;  // pending: whose dup this is (a reference held)
+  int refs = 1;
+};
+
 struct State {
   bool enabled = false;
   bool stopped = false;
   bool log_passes = false;
+  bool lazy_dups = true;  // not under MPI_THREAD_MULTIPLE (see start())
   int keyval = MPI_KEYVAL_INVALID;
   std::atomic<uint64_t> total[kColls] = {};
   std::atomic<uint64_t> taken[kColls] = {};
@@ -30,13 +43,64 @@ State &state() {
   return s;
 }
 
-// MPI frees a mirrored communicator's attribute with the communicator (MPI_Comm_free), and
-// MPI_COMM_WORLD's in stop(); after stop() braid_finalize has freed whatever was left.
+// Drops one reference; the last frees the braid communicator (after stop(), braid_finalize
+// already has) and the reference to the parent.
+void release(Mirror *m) {
+  while (m != nullptr && --m->refs == 0) {
+    if (m->comm != nullptr && !state().stopped) braid_comm_free(&m->comm);
+    Mirror *parent = m->parent;
+    delete m;
+    m = parent;
+  }
+}
+
+// MPI frees a communicator's attribute with the communicator (MPI_Comm_free), MPI_COMM_WORLD's
+// in stop().
 int delete_mirror(MPI_Comm, int, void *value, void *) {
-  if (state().stopped) return MPI_SUCCESS;
-  auto comm = static_cast<braid_comm_t>(value);
-  braid_comm_free(&comm);
+  release(static_cast<Mirror *>(value));
   return MPI_SUCCESS;
+}
+
+// MPI duplicating a mirrored communicator: the copy is marked as a pending dup of it.
+int copy_mirror(MPI_Comm, int, void *, void *value_in, void *value_out, int *flag) {
+  auto *parent = static_cast<Mirror *>(value_in);
+  const bool gave_up = parent->comm == nullptr && parent->parent == nullptr;
+  if (!state().lazy_dups || state().stopped || gave_up) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  ++parent->refs;
+  auto *m = new Mirror;
+  m->parent = parent;
+  *static_cast<Mirror **>(value_out) = m;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+Mirror *attribute_of(MPI_Comm comm) {
+  void *value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, state().keyval, &value, &found) != MPI_SUCCESS || !found)
+    return nullptr;
+  return static_cast<Mirror *>(value);
+}
+
+// braid's dup of m's parent (made first if it is pending too: a dup of a dup has the same
+// members), or null. Every member of `agree_on` calls it at the same point.
+braid_comm_t make_pending(Mirror *m, MPI_Comm agree_on) {
+  if (m->comm != nullptr || m->parent == nullptr) return m->comm;
+  braid_comm_t parent = make_pending(m->parent, agree_on);
+  braid_comm_t child = nullptr;
+  if (parent != nullptr && braid_comm_dup(parent, &child) != BRAID_SUCCESS) child = nullptr;
+  int mine = child != nullptr, all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, agree_on);
+  if (!all && child != nullptr) braid_comm_free(&child);
+  m->comm = all ? child : nullptr;
+  if (m->comm != nullptr) {
+    release(m->parent);  // made: the parent is no longer needed
+    m->parent = nullptr;
+  }
+  return m->comm;
 }
 
 bool env_is(const char *name, const char *value) {
@@ -88,16 +152,34 @@ bool enabled() {
 }
 
 braid_comm_t mirror_of(MPI_Comm comm) {
-  State &s = state();
-  if (!s.enabled || comm == MPI_COMM_NULL) return nullptr;
-  void *value = nullptr;
-  int found = 0;
-  if (PMPI_Comm_get_attr(comm, s.keyval, &value, &found) != MPI_SUCCESS || !found) return nullptr;
-  return static_cast<braid_comm_t>(value);
+  if (!state().enabled || comm == MPI_COMM_NULL) return nullptr;
+  Mirror *m = attribute_of(comm);
+  if (m == nullptr || m->comm != nullptr) return m != nullptr ? m->comm : nullptr;
+  if (m->parent == nullptr) return nullptr;  // its dup failed somewhere: MPI's
+  if (make_pending(m, comm) != nullptr) return m->comm;
+  m->parent = (release(m->parent), nullptr);  // every member gives up alike
+  return nullptr;
+}
+
+bool is_mirrored(MPI_Comm comm) {
+  if (!state().enabled || comm == MPI_COMM_NULL) return false;
+  const Mirror *m = attribute_of(comm);
+  return m != nullptr && (m->comm != nullptr || m->parent != nullptr);
 }
 
 void attach(MPI_Comm comm, braid_comm_t mine) {
-  if (mine != nullptr) PMPI_Comm_set_attr(comm, state().keyval, mine);
+  if (mine == nullptr) {
+    drop_mirror(comm);
+    return;
+  }
+  auto *m = new Mirror;
+  m->comm = mine;
+  PMPI_Comm_set_attr(comm, state().keyval, m);  // a pending mark there is deleted
+}
+
+void drop_mirror(MPI_Comm comm) {
+  if (state().keyval != MPI_KEYVAL_INVALID && attribute_of(comm) != nullptr)
+    PMPI_Comm_delete_attr(comm, state().keyval);
 }
 
 void count_call(Coll c) {
@@ -127,8 +209,11 @@ int fail(MPI_Comm comm, braid_result_t rc, const char *call) {
 }
 
 void start(int provided) {
-  (void)provided;  // braid serves different communicators from different threads as MPI does
+  // braid serves different communicators from different threads as MPI does. A pending dup is
+  // made over its parent at its first collective: with threads using the parent at the same
+  // time, the ranks could order the two differently, so MPI's dups are not mirrored then.
   State &s = state();
+  s.lazy_dups = provided != MPI_THREAD_MULTIPLE;
   s.log_passes = env_is("BRAID_DEBUG", "info") || env_is("BRAID_DEBUG", "debug") ||
                  env_is("BRAID_DEBUG", "trace");
   if (env_is("BRAID_MPI", "off")) return;
@@ -159,7 +244,7 @@ void start(int provided) {
     if (world != nullptr) braid_comm_free(&world);
     return;
   }
-  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_mirror, &s.keyval, nullptr);
+  PMPI_Comm_create_keyval(copy_mirror, delete_mirror, &s.keyval, nullptr);
   s.enabled = true;
   attach(MPI_COMM_WORLD, world);
 }

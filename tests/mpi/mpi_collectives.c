@@ -1,5 +1,6 @@
 /* An ordinary MPI program (no braid in it): every collective the interposition library takes,
  * on MPI_COMM_WORLD, a dup, a split with reversed keys, a split_type and dups freed in a loop,
+ * MPI_Comm_idup (of a split, of an idup whose parent is freed first) and MPI_Comm_dup_with_info,
  * in place and not, with results checked against values computed locally (integers, exact in
  * every type). Calls braid must leave to MPI are made too: a user op, MINLOC, a vector type, an
  * intercommunicator, reduce_scatter with unequal counts, the non-blocking ones.
@@ -349,6 +350,34 @@ int main(int argc, char **argv) {
     made(ALLREDUCE, 1);
     check(s == m, "allreduce on a fresh dup", i, -1);
     MPI_Comm_free(&tmp);
+  }
+  /* MPI's other dups copy the mirror as pending; braid makes it at the first collective. */
+  {
+    MPI_Comm idup, chained, orphan, with_info, unused;
+    MPI_Request req;
+    MPI_Comm_idup(half, &idup, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    everything(idup, "idup");
+    /* A dup of a dup, both still pending at the inner one's first collective. */
+    MPI_Comm_idup(dup, &orphan, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Comm_idup(orphan, &chained, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    /* The parent freed before its dup's first collective: braid keeps what the dup needs. */
+    MPI_Comm_free(&orphan);
+    int v = world_rank + 1, s = 0;
+    MPI_Allreduce(&v, &s, 1, MPI_INT, MPI_SUM, chained);
+    made(ALLREDUCE, 1);
+    check(s == n * (n + 1) / 2, "allreduce on an idup of a freed idup", 0, -1);
+    MPI_Comm_dup_with_info(half, MPI_INFO_NULL, &with_info);
+    movement(with_info, "dup_with_info");
+    /* Never used: freed while pending. */
+    MPI_Comm_idup(dup, &unused, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Comm_free(&unused);
+    MPI_Comm_free(&with_info);
+    MPI_Comm_free(&chained);
+    MPI_Comm_free(&idup);
   }
   /* An intercommunicator between the halves: left to MPI. */
   if (n >= 2) {
