@@ -1,10 +1,10 @@
-! A plain Fortran MPI program (`use mpi`): collectives on MPI_COMM_WORLD, a dup and a split,
+! A plain Fortran MPI program (`use mpi`): collectives on MPI_COMM_WORLD, a dup, a split and an idup,
 ! MPI_IN_PLACE included, results checked against values computed locally. Prints the same
 ! DIGEST and EXPECT lines as mpi_collectives.c for run_mpi_test.sh.
 program mpi_fortran
   use mpi
   implicit none
-  integer :: ierr, rank, n, dup, half, i
+  integer :: ierr, rank, n, dup, half, idup, req, i
   integer :: taken(14), total(14)
   character(len=20), parameter :: names(14) = [character(len=20) :: 'allreduce', 'bcast', &
        'reduce', 'allgather', 'allgatherv', 'reduce_scatter', 'reduce_scatter_block', &
@@ -22,6 +22,11 @@ program mpi_fortran
   call everything(dup, 'dup')
   call MPI_Comm_split(dup, mod(rank, 2), -rank, half, ierr)
   call everything(half, 'half')
+  ! A non-blocking dup: braid mirrors it at its first collective.
+  call MPI_Comm_idup(half, idup, req, ierr)
+  call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+  call everything(idup, 'idup')
+  call MPI_Comm_free(idup, ierr)
   call MPI_Comm_free(half, ierr)
   call MPI_Comm_free(dup, ierr)
   do i = 1, 14
