@@ -31,25 +31,6 @@ braid_comm_t reduction(Coll c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, int 
   return b;
 }
 
-size_t elem_size(braid_dtype_t dt) {
-  switch (dt) {
-    case BRAID_INT8:
-    case BRAID_UINT8:
-      return 1;
-    case BRAID_INT16:
-    case BRAID_UINT16:
-    case BRAID_FLOAT16:
-    case BRAID_BFLOAT16:
-      return 2;
-    case BRAID_INT32:
-    case BRAID_UINT32:
-    case BRAID_FLOAT32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 // MPI's in-place reduce-scatter keeps the input in recvbuf and leaves the result at its start;
 // braid's wants recvbuf at this rank's block of the input: run it there, then move the block.
 int reduce_scatter_block(Coll c, const void *sendbuf, void *recvbuf, int recvcount,
@@ -58,7 +39,9 @@ int reduce_scatter_block(Coll c, const void *sendbuf, void *recvbuf, int recvcou
   braid_op_t bop;
   braid_comm_t b = reduction(c, comm, type, op, recvcount, &dt, &bop);
   if (b == nullptr) return -1;
-  const size_t block = static_cast<size_t>(recvcount) * elem_size(dt);
+  int type_size = 0;  // braid's dtype for `type` has its size
+  PMPI_Type_size(type, &type_size);
+  const size_t block = static_cast<size_t>(recvcount) * static_cast<size_t>(type_size);
   const int rank = braid_comm_rank(b);
   braid_result_t rc;
   if (sendbuf == MPI_IN_PLACE) {
