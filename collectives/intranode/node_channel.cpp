@@ -39,9 +39,12 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
       known_entered_(static_cast<size_t>(map.local_size()), 0),
       mappings_(map.local_size()) {}
 
+void NodeChannel::place_controls(char *base, int local_size, int numa_node) {
+  detail::place_near_this_rank(base, controls_bytes(local_size), numa_node);
+}
+
 void NodeChannel::claim_own_part(int numa_node) {
-  // The control lines are small and shared by all; each rank's buffers are its own.
-  if (map_.leader()) detail::place_near_this_rank(controls_, controls_bytes(size()), numa_node);
+  // Each rank's buffers are its own; the control lines, shared by all, the leader placed.
   detail::place_near_this_rank(buffer(me(), 0), kPerRankBuffers, numa_node);
   ctl(me()).pid = static_cast<int32_t>(getpid());
 }

@@ -92,6 +92,11 @@ class NodeChannel {
   NodeChannel(const NodeChannel &) = delete;
   NodeChannel &operator=(const NodeChannel &) = delete;
 
+  // The leader's placement of the control lines, which every rank writes: called by the
+  // leader as soon as it has created the segment, before any other rank can map it (a rank
+  // on another node writing its line first would put the page there, the bind after it
+  // notwithstanding). `numa_node`: the leader's node, -1 when it is not bound to one.
+  static void place_controls(char *base, int local_size, int numa_node);
   // Touches this rank's part first (placement) and records its pid; before anyone uses it.
   // `numa_node`: this rank's node, -1 when it is not bound to one.
   void claim_own_part(int numa_node);

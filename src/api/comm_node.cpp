@@ -34,6 +34,8 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
   bool ok = true;
   bool created = false;
   if (shared && m.leader()) ok = created = create_segment(seg, bytes, &res->segment, &why);
+  // Before the others can open it (the agreement below): see place_controls.
+  if (created) coll::NodeChannel::place_controls(res->segment.data(), m.local_size(), numa_node);
   struct Unlink {
     bool on;
     const std::string &name;
