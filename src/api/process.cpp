@@ -4,6 +4,7 @@
 
 #include "api/comm_node.hpp"
 #include "api/comm_object.hpp"
+#include "log.hpp"
 
 namespace braid::detail {
 namespace {}  // namespace
@@ -104,6 +105,10 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
   // the bootstrap's connections.
   p->nodes = discover_nodes(*p->world->bootstrap, config, env);
   p->oversubscribed = p->nodes.oversubscribed;
+  log(LogLevel::info,
+      p->oversubscribed
+          ? "idle waits yield at once: more ranks share this rank's CPUs than there are CPUs"
+          : "idle waits spin before they yield: this rank's CPUs are not oversubscribed");
   std::vector<int> everyone(static_cast<size_t>(config.size));
   for (int r = 0; r < config.size; ++r) everyone[static_cast<size_t>(r)] = r;
   Bootstrap &bootstrap = *p->world->bootstrap;
