@@ -2,6 +2,9 @@
 
 #include <braid/braid.h>
 
+#include <chrono>
+#include <thread>
+
 #include "bootstrap/text.hpp"
 #include "engine/coll_args.hpp"
 #include "kernels/dtype.hpp"
@@ -89,8 +92,16 @@ std::optional<Failure> ControlWatch::diagnose(const coll::CallLabel &label, bool
   const uint64_t key = call_key(context_, label.seq);
   std::optional<std::vector<ctl::RankAnswer>> world = control_.query(key, kQuerySeconds);
   if (auto text = notice_for(label.seq)) return Failure(BRAID_ERR_MISMATCH, *text);
+  if (!world) {
+    // A query fails at once when the control plane's connection closes (its hub died), often
+    // before the service thread has marked the failure; a transport error from the same dead
+    // rank got here first. A moment's wait lets the failure name the rank.
+    for (int i = 0; i < 100 && !control_.failed(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (control_.failed()) return Failure(BRAID_ERR_PEER_FAILED, control_.failure_text());
+    return std::nullopt;
+  }
   if (control_.failed()) return Failure(BRAID_ERR_PEER_FAILED, control_.failure_text());
-  if (!world) return std::nullopt;
   // The members' answers, renumbered as communicator ranks.
   auto answers = std::make_optional<std::vector<ctl::RankAnswer>>();
   for (size_t r = 0; r < members_.size(); ++r) {
