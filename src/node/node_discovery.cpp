@@ -12,6 +12,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "error.hpp"
+#include "node/fnv1a.hpp"
 #include "node/host_identity.hpp"
 
 namespace braid::detail {
@@ -24,12 +25,6 @@ struct HostRecord {
   char id[251];       // host identity, NUL-terminated (truncated if longer)
   CpuClaim cpus;
 };
-
-uint64_t fnv1a(const std::string &s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 // This process's affinity mask (every CPU when it cannot be read).
 std::array<uint64_t, 16> affinity_of_this_process() {

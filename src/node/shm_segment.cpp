@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "node/fnv1a.hpp"
 
 namespace braid::detail {
 namespace {
@@ -40,9 +41,8 @@ ShmSegment::~ShmSegment() {
 
 std::string segment_name(const std::string &job_key, const char *comm, int leader_rank,
                          int leader_pid) {
-  // FNV-1a of the key: the key itself is a secret and may hold any byte.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : job_key) h = (h ^ c) * 1099511628211ull;
+  // A hash of the key: the key itself is a secret and may hold any byte.
+  const uint64_t h = fnv1a(job_key);
   char buf[96];
   std::snprintf(buf, sizeof buf, "/braid-%016llx-%s-%d-%d", static_cast<unsigned long long>(h),
                 comm, leader_rank, leader_pid);
