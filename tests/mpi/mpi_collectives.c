@@ -9,6 +9,9 @@
  * a library that takes every call it should takes on this rank), and
  * "DIGEST <rank> <test> <hash>" lines of its results; tests/mpi/run_mpi_test.sh compares the
  * digests with a run under BRAID_MPI=off and the EXPECT lines with the library's report.
+ * With MPI_TEST_OUT set (a directory), each rank writes those lines to its own file there: the
+ * launchers forward the ranks' stdout in chunks that can end mid-line, so lines of two ranks
+ * sharing one stream can be spliced together.
  * Exit status 1 when a result is wrong. */
 #include <mpi.h>
 #include <stdint.h>
@@ -331,6 +334,15 @@ int main(int argc, char **argv) {
   int n;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
+  const char *out_dir = getenv("MPI_TEST_OUT");
+  if (out_dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank%d", out_dir, world_rank);
+    if (!freopen(path, "w", stdout)) {
+      perror(path);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
   everything(MPI_COMM_WORLD, "world");
   MPI_Comm dup, half, node;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);

@@ -1,6 +1,7 @@
 ! A plain Fortran MPI program (`use mpi`): collectives on MPI_COMM_WORLD, a dup, a split and an idup,
 ! MPI_IN_PLACE included, results checked against values computed locally. Prints the same
-! DIGEST and EXPECT lines as mpi_collectives.c for run_mpi_test.sh.
+! DIGEST and EXPECT lines as mpi_collectives.c for run_mpi_test.sh, to a file per rank in
+! $MPI_TEST_OUT when it is set (as there: the launchers can splice lines of two ranks).
 program mpi_fortran
   use mpi
   implicit none
@@ -9,7 +10,8 @@ program mpi_fortran
   character(len=20), parameter :: names(14) = [character(len=20) :: 'allreduce', 'bcast', &
        'reduce', 'allgather', 'allgatherv', 'reduce_scatter', 'reduce_scatter_block', &
        'alltoall', 'alltoallv', 'gather', 'scatter', 'barrier', 'iallreduce', 'ibcast']
-  integer :: failures
+  integer :: failures, out, status
+  character(len=4096) :: out_dir
 
   taken = 0
   total = 0
@@ -17,6 +19,17 @@ program mpi_fortran
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, n, ierr)
+  out = 6
+  call get_environment_variable('MPI_TEST_OUT', out_dir, status=status)
+  if (status == 0) then
+    out = 10
+    block
+      character(len=16) :: rank_text
+      write (rank_text, '(i0)') rank
+      open (unit=out, file=trim(out_dir)//'/rank'//trim(rank_text), status='replace', &
+            action='write')
+    end block
+  end if
   call everything(MPI_COMM_WORLD, 'world')
   call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
   call everything(dup, 'dup')
@@ -30,9 +43,10 @@ program mpi_fortran
   call MPI_Comm_free(half, ierr)
   call MPI_Comm_free(dup, ierr)
   do i = 1, 14
-    if (total(i) > 0) write (*, '(a,i0,a,a,a,i0,a,i0)') 'EXPECT ', rank, ' ', trim(names(i)), &
+    if (total(i) > 0) write (out, '(a,i0,a,a,a,i0,a,i0)') 'EXPECT ', rank, ' ', trim(names(i)), &
          ' ', taken(i), ' ', total(i)
   end do
+  if (out /= 6) close (out)
   call MPI_Finalize(ierr)
   if (failures > 0) call exit(1)
 
@@ -153,7 +167,7 @@ contains
     do j = 1, count
       h = mod(h * 31 + int(b(j), 8) + int(y(j), 8), 1000000007_8)
     end do
-    write (*, '(a,i0,a,a,a,i0)') 'DIGEST ', rank, ' ', name, ' ', h
+    write (out, '(a,i0,a,a,a,i0)') 'DIGEST ', rank, ' ', name, ' ', h
     deallocate (a, b, want, x, y)
   end subroutine
 
