@@ -20,7 +20,8 @@ modprobe -a $nicmod rdma_rxe ib_uverbs rdma_ucm || fail "modprobe $nicmod rdma_r
 modprobe ib_umad 2>/dev/null || true
 
 # Single guest: a dummy netdev (rxe loops its own traffic back). Pair: the virtio NIC whose
-# qemu backend is a datagram socket pair to the other guest. 192.0.2.0/24 is TEST-NET-1.
+# qemu backend sends its frames to the other guest's qemu over UDP on the host's loopback.
+# 192.0.2.0/24 is TEST-NET-1.
 ip link set lo up
 if [[ $GUEST_NIC == virtio ]]; then
   nic=
