@@ -209,13 +209,25 @@ int poll_cm_events(Context *ctx) {
   }
 }
 
+int poll_events(Context *ctx) {
+  int rc = poll_async_events(ctx);
+  return rc == BRAID_SUCCESS ? poll_cm_events(ctx) : rc;
+}
+
+// The async-event and rdma_cm channels cost a system call each to look at (poll, and a read
+// that fails with EAGAIN), while the CQ is polled in user space. A rank spinning on one
+// message calls progress back to back, and two system calls per turn were latency the
+// completion waited through: look at them on every 16th turn. Their events (a QP error, an
+// SRQ limit, a disconnect) still arrive within microseconds, and wait_for_events polls their
+// descriptors on every call.
+constexpr unsigned kEventPollInterval = 16;
+
 }  // namespace
 
 int progress_all(Context *ctx) {
   if (ctx->fatal != 0) return ctx->error(ctx->fatal, "%s", ctx->fatal_text.c_str());
   int rc = poll_cq(ctx);
-  if (rc == BRAID_SUCCESS) rc = poll_async_events(ctx);
-  if (rc == BRAID_SUCCESS) rc = poll_cm_events(ctx);
+  if (rc == BRAID_SUCCESS && ++ctx->progress_calls % kEventPollInterval == 0) rc = poll_events(ctx);
   if (rc == BRAID_SUCCESS) rc = flush_reposts(ctx);
   if (rc == BRAID_SUCCESS) rc = flush_sends(ctx);
   if (rc == BRAID_SUCCESS) rc = flush_reads(ctx);
@@ -243,6 +255,8 @@ int wait_for_events(Context *ctx, int timeout_ms) {
       ctx->cq_armed = false;
     }
   }
+  // What woke us on the event channels is handled now, not at progress's next look.
+  if (n > 0 && ((pfds[1].revents | pfds[2].revents) & POLLIN) != 0) return poll_events(ctx);
   return BRAID_SUCCESS;
 }
 

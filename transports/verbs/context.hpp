@@ -147,6 +147,7 @@ struct Context : plugin::Reporter {
   ibv_cq *cq = nullptr;
   int cq_entries = 0;
   bool cq_armed = false;
+  unsigned progress_calls = 0;  // progress_all looks at the event fds on every 16th call
   ibv_device_attr dev_attr{};
   ibv_port_attr port_attr{};
   uint8_t port = 1;
