@@ -3,18 +3,29 @@
 # Performance figures on soft-RoCE, from ONE guest run (tests/vm/run-in-guest): p2p latency and
 # bandwidth of every braid transport plugin over rxe0 (bench/micro's braid-micro-p2p: the verbs
 # plugin when it is built, UCX restricted to rxe0), next to perftest's ib_send_lat and
-# ib_write_bw on the same device, then the registered receive memory per process of the verbs
-# plugin in per-peer and shared mode as the rank count grows (its counters, as BRAID_DEBUG=info
-# prints them at finalize). Figures only, no pass/fail; the guest is TCG-emulated, so they
-# compare plugins with each other and with perftest, not with real hardware.
-#   tests/rxe/perf-in-guest.sh [BUILD_DIR]        (as root; BUILD_DIR defaults to ./build)
+# ib_write_bw on the same device; allreduce and broadcast sweeps (braid-bench, 8 B-16 MiB, 2
+# ranks, the node path off so the transport carries them) over each plugin side by side; then
+# the registered receive memory per process of the verbs plugin in per-peer and shared mode as
+# the rank count grows (its counters, as BRAID_DEBUG=info prints them at finalize).
+# With --pair: two guests joined by a link (tests/vm/run-in-guest-pair), one rank in each:
+# perftest across the link, then the same collective sweeps.
+# Figures only, no pass/fail; the guests are TCG-emulated, so they compare plugins with each
+# other and with perftest, not with real hardware.
+#   tests/rxe/perf-in-guest.sh [--pair] [BUILD_DIR]   (as root; BUILD_DIR defaults to ./build)
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+PAIR=0
+[[ ${1:-} == --pair ]] && { PAIR=1; shift; }
 BUILD=$(cd "${1:-build}" && pwd -P) || { echo "no build directory ${1:-build}" >&2; exit 2; }
 if [[ -z ${RXE_VM:-} ]]; then
   work=$(mktemp -d "${TMPDIR:-/tmp}/braid-rxe-perf.XXXXXX")
   trap 'rm -rf "$work"' EXIT
-  cd "$work" && "$HERE/../vm/run-in-guest" --timeout 1800 -- "$HERE/perf-in-guest.sh" "$BUILD"
+  cd "$work" || exit 1
+  if (( PAIR )); then
+    "$HERE/../vm/run-in-guest-pair" --timeout 1800 --grace 120 -- "$HERE/perf-in-guest.sh" --pair "$BUILD"
+  else
+    "$HERE/../vm/run-in-guest" --timeout 1800 -- "$HERE/perf-in-guest.sh" "$BUILD"
+  fi
   exit
 fi
 
@@ -24,6 +35,70 @@ UCX_RXE=(UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1)
 section() { printf '\n==== %s\n' "$*"; }
 plugins=(ucx)
 [[ -e $BUILD/lib/libbraid-transport-verbs.so ]] && plugins=(verbs ucx)
+
+# side_by_side A.csv B.csv NAME_A NAME_B: braid-bench --csv rows of two runs, one line per
+# size: each run's algorithm and average latency, and their ratio.
+side_by_side() {
+  awk -F, -v a="$3" -v b="$4" '
+    FNR == 1 { next }
+    NR == FNR { us[$1] = $4; alg[$1] = $3; next }
+    $1 in us {
+      if (!header++)
+        printf "%10s  %-26s %10s  %-26s %10s  %s\n", "bytes", a, "avg_us", b, "avg_us", a "/" b
+      printf "%10s  %-26s %10.1f  %-26s %10.1f  %.2f\n", $1, alg[$1], us[$1], $3, $4, us[$1] / $4
+    }' "$1" "$2"
+}
+# collectives RUN...: allreduce and broadcast, 8 B-16 MiB, over each plugin, run by RUN
+# (which appends the braid-bench arguments), then the side-by-side tables (rank 0 writes them).
+collectives() {
+  local coll p csv
+  for coll in allreduce broadcast; do
+    for p in "${plugins[@]}"; do
+      csv=/tmp/bench.$coll.$p.csv
+      rm -f "$csv"
+      "$@" "$BIN/braid-bench" "$coll" --transport "$p" --max-bytes 16M --csv "$csv" \
+        >/dev/null 2>/tmp/bench.err || { echo "braid-bench $coll over $p failed:"; tail -5 /tmp/bench.err; }
+    done
+    if [[ ${#plugins[@]} == 2 && -s /tmp/bench.$coll.verbs.csv && -s /tmp/bench.$coll.ucx.csv ]]; then
+      echo "-- $coll"
+      side_by_side "/tmp/bench.$coll.verbs.csv" "/tmp/bench.$coll.ucx.csv" verbs ucx
+    elif [[ -s /tmp/bench.$coll.ucx.csv ]]; then
+      echo "-- $coll over ucx"; column -t -s, "/tmp/bench.$coll.ucx.csv"
+    fi
+  done
+}
+BENCH_ENV=("${UCX_RXE[@]}" BRAID_VERBS_DEVICE=rxe0:1 BRAID_INTRANODE=off)
+
+if (( PAIR )); then
+  # One rank in each guest, started by hand through the environment contract (as
+  # guest-suites.sh's pair suites are); node 0 prints the tables.
+  section "perftest from node 1 to node 0 across the link (GID index $G)"
+  perf_across() {   # perf_across TOOL "ARGS": the server on node 0, the client on node 1
+    if [[ $RXE_NODE == 0 ]]; then
+      # shellcheck disable=SC2086  # ARGS is split on purpose
+      timeout 120 "$1" -d "$D" -x "$G" $2 -F >/dev/null 2>&1
+    else
+      sleep 2
+      # shellcheck disable=SC2086
+      timeout 120 "$1" -d "$D" -x "$G" $2 -F "$RXE_PEER_IP" 2>&1 |
+        grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ' | sed "s/^/$1 | /"
+    fi
+  }
+  perf_across ib_send_lat "-s 8 -n 5000"
+  perf_across ib_send_lat "-s 4096 -n 1000"
+  perf_across ib_write_bw "-s 65536 -n 2000"
+  perf_across ib_write_bw "-s 1048576 -n 200"
+  section "collectives across the link, one rank per guest: ${plugins[*]} (braid-bench, osu mode)"
+  port=29700
+  # shellcheck disable=SC2317  # called through collectives
+  pair_rank() {   # the next run's environment contract (a port of its own)
+    port=$(( port + 1 ))
+    env "${BENCH_ENV[@]}" BRAID_RANK="$RXE_NODE" BRAID_SIZE=2 BRAID_BOOTSTRAP="192.0.2.1:$port" \
+      BRAID_JOB_KEY="rxe-perf-${RXE_PAIR_ID:-x}-$port" BRAID_TIMEOUT=300 timeout 900 "$@"
+  }
+  collectives pair_rank
+  exit 0
+fi
 
 section "perftest on $D (server and client in this guest, GID index $G)"
 perf_pair() {   # perf_pair "ARGS": server, then the client on 127.0.0.1 (the OOB exchange)
@@ -60,6 +135,9 @@ for p in "${plugins[@]}"; do
       grep -E '^(pingpong|stream)/.*_median'
   done
 done
+
+section "collectives over $D, 2 ranks in this guest: ${plugins[*]} (braid-bench, osu mode)"
+collectives env "${BENCH_ENV[@]}" timeout 900 "$BIN/braidrun" -n 2
 
 section "registered receive memory per process (verbs counters at finalize, rank 0)"
 if [[ ${plugins[0]} != verbs ]]; then
