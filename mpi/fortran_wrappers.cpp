@@ -12,13 +12,30 @@
 
 namespace {
 
-// Open MPI's Fortran MPI_IN_PLACE and MPI_BOTTOM: common blocks in libmpi (gfortran's mangling).
+// Open MPI's Fortran MPI_IN_PLACE and MPI_BOTTOM: common blocks in libmpi, one per mangling
+// (gfortran's is the one with one underscore; another compiler's program, or the f08 module,
+// may name another), each a variable of its own.
+extern "C" int mpi_fortran_in_place __attribute__((weak));
 extern "C" int mpi_fortran_in_place_ __attribute__((weak));
+extern "C" int mpi_fortran_in_place__ __attribute__((weak));
+extern "C" int MPI_FORTRAN_IN_PLACE __attribute__((weak));
+extern "C" int mpi_fortran_bottom __attribute__((weak));
 extern "C" int mpi_fortran_bottom_ __attribute__((weak));
+extern "C" int mpi_fortran_bottom__ __attribute__((weak));
+extern "C" int MPI_FORTRAN_BOTTOM __attribute__((weak));
+
+bool is_one_of(const void *p, const int *a, const int *b, const int *c, const int *d) {
+  return p == a || p == b || p == c || p == d;
+}
 
 void *c_buffer(void *p) {
-  if (p != nullptr && p == static_cast<void *>(&mpi_fortran_in_place_)) return MPI_IN_PLACE;
-  if (p != nullptr && p == static_cast<void *>(&mpi_fortran_bottom_)) return MPI_BOTTOM;
+  if (p == nullptr) return p;
+  if (is_one_of(p, &mpi_fortran_in_place, &mpi_fortran_in_place_, &mpi_fortran_in_place__,
+                &MPI_FORTRAN_IN_PLACE))
+    return MPI_IN_PLACE;
+  if (is_one_of(p, &mpi_fortran_bottom, &mpi_fortran_bottom_, &mpi_fortran_bottom__,
+                &MPI_FORTRAN_BOTTOM))
+    return MPI_BOTTOM;
   return p;
 }
 MPI_Comm comm_of(const MPI_Fint *f) {

@@ -45,6 +45,9 @@ bool enabled();
 // at its first blocking collective: call it only where every member calls it (a blocking
 // collective on `comm`, in the same order of checks on every rank).
 braid_comm_t mirror_of(MPI_Comm comm);
+// mirror_of() for a call of collective `c`; when there is none, the reason is noted
+// (note_pass): braid off, an intercommunicator, a communicator braid does not mirror.
+braid_comm_t mirror_for(Coll c, MPI_Comm comm);
 // Whether `comm` is mirrored or will be, without making anything (non-blocking calls).
 bool is_mirrored(MPI_Comm comm);
 // Attaches `mine` to `comm` (freed with it); null drops whatever `comm` had (a pending dup).
@@ -56,6 +59,10 @@ void count_call(Coll c);
 void count_taken(Coll c);
 // With BRAID_DEBUG=info (or debug), says once per (collective, reason) why a call went to MPI.
 void note_pass(Coll c, const char *reason);
+
+// Whether `root` is a rank of `b`; if not the call goes to MPI, which reports the error
+// (noted as the reason).
+bool valid_root(Coll c, int root, braid_comm_t b);
 
 // braid's dtype for a predefined MPI type braid reduces, or false.
 bool reduction_dtype(MPI_Datatype type, braid_dtype_t *out);

@@ -2,6 +2,8 @@
 // when the communicator is mirrored and the datatypes' type maps are contiguous without gaps
 // (they move as bytes); other datatypes go to MPI. MPI_IN_PLACE is mapped onto braid's
 // in-place conventions (the send block inside recvbuf, or recvbuf inside the root's sendbuf).
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "interpose.hpp"
@@ -35,7 +37,7 @@ bool to_bytes(const int *counts, const int *displs, int n, size_t size, size_t e
 
 braid_comm_t taken_comm(Coll c, MPI_Comm comm) {
   count_call(c);
-  return mirror_of(comm);
+  return mirror_for(c, comm);
 }
 
 int done(Coll c, MPI_Comm comm, braid_result_t rc, const char *call) {
@@ -60,9 +62,10 @@ int MPI_Barrier(MPI_Comm comm) {
 }
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  if (braid_comm_t b = taken_comm(Coll::bcast, comm)) {
+  braid_comm_t b = taken_comm(Coll::bcast, comm);
+  if (b != nullptr && valid_root(Coll::bcast, root, b)) {
     size_t bytes = 0;
-    if (root >= 0 && root < braid_comm_size(b) && contiguous_bytes(datatype, count, &bytes))
+    if (contiguous_bytes(datatype, count, &bytes))
       return done(Coll::bcast, comm, braid_broadcast(buffer, bytes, BRAID_UINT8, root, b),
                   "MPI_Bcast");
     note_pass(Coll::bcast, kNotContiguous);
@@ -133,16 +136,31 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     const int n = braid_comm_size(b);
     size_t ssize = 0, rsize = 0;
     VArrays &v = v_arrays(static_cast<size_t>(n));
-    // MPI_IN_PLACE must be given by every rank of an alltoallv: braid has no in-place form.
-    if (sendbuf != MPI_IN_PLACE && contiguous_bytes(sendtype, 1, &ssize) &&
-        contiguous_bytes(recvtype, 1, &rsize) &&
-        to_bytes(sendcounts, sdispls, n, ssize, ssize, v.a.data(), v.b.data()) &&
-        to_bytes(recvcounts, rdispls, n, rsize, rsize, v.c.data(), v.d.data()))
+    // MPI_IN_PLACE is given by every rank of an alltoallv or by none (MPI requires it), and
+    // then recvbuf holds the data to send, laid out as it will be received: braid's alltoallv
+    // has no in-place form, so the send side is a copy of that span.
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    if (contiguous_bytes(recvtype, 1, &rsize) &&
+        to_bytes(recvcounts, rdispls, n, rsize, rsize, v.c.data(), v.d.data()) &&
+        (in_place || (contiguous_bytes(sendtype, 1, &ssize) &&
+                      to_bytes(sendcounts, sdispls, n, ssize, ssize, v.a.data(), v.b.data())))) {
+      const void *send = sendbuf;
+      if (in_place) {
+        size_t span = 0;
+        for (int i = 0; i < n; ++i) span = std::max(span, v.d[i] + v.c[i]);
+        thread_local std::vector<char> copy;
+        copy.resize(std::max<size_t>(span, 1));
+        if (span > 0) std::memcpy(copy.data(), recvbuf, span);
+        v.a = v.c;
+        v.b = v.d;
+        send = copy.data();
+      }
       return done(Coll::alltoallv, comm,
-                  braid_alltoallv(sendbuf, v.a.data(), v.b.data(), recvbuf, v.c.data(), v.d.data(),
+                  braid_alltoallv(send, v.a.data(), v.b.data(), recvbuf, v.c.data(), v.d.data(),
                                   BRAID_UINT8, b),
                   "MPI_Alltoallv");
-    note_pass(Coll::alltoallv, sendbuf == MPI_IN_PLACE ? "MPI_IN_PLACE" : kNotContiguous);
+    }
+    note_pass(Coll::alltoallv, kNotContiguous);
   }
   return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                         recvtype, comm);
@@ -150,13 +168,12 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  if (braid_comm_t b = taken_comm(Coll::gather, comm)) {
-    const int n = braid_comm_size(b), rank = braid_comm_rank(b);
-    const bool is_root = rank == root, in_place = is_root && sendbuf == MPI_IN_PLACE;
+  braid_comm_t b = taken_comm(Coll::gather, comm);
+  if (b != nullptr && valid_root(Coll::gather, root, b)) {
+    const bool is_root = braid_comm_rank(b) == root, in_place = is_root && sendbuf == MPI_IN_PLACE;
     size_t block = 0, sent = 0;
     // Off the root only the send side counts; at the root the receive side too.
     const bool ok =
-        root >= 0 && root < n &&
         (is_root ? contiguous_bytes(recvtype, recvcount, &block) &&
                        (in_place || (contiguous_bytes(sendtype, sendcount, &sent) && sent == block))
                  : contiguous_bytes(sendtype, sendcount, &block));
@@ -174,12 +191,11 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  if (braid_comm_t b = taken_comm(Coll::scatter, comm)) {
-    const int n = braid_comm_size(b), rank = braid_comm_rank(b);
-    const bool is_root = rank == root, in_place = is_root && recvbuf == MPI_IN_PLACE;
+  braid_comm_t b = taken_comm(Coll::scatter, comm);
+  if (b != nullptr && valid_root(Coll::scatter, root, b)) {
+    const bool is_root = braid_comm_rank(b) == root, in_place = is_root && recvbuf == MPI_IN_PLACE;
     size_t block = 0, got = 0;
     const bool ok =
-        root >= 0 && root < n &&
         (is_root ? contiguous_bytes(sendtype, sendcount, &block) &&
                        (in_place || (contiguous_bytes(recvtype, recvcount, &got) && got == block))
                  : contiguous_bytes(recvtype, recvcount, &block));

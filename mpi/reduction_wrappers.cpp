@@ -12,9 +12,12 @@ namespace {
 braid_comm_t reduction(Coll c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count,
                        braid_dtype_t *dt, braid_op_t *bop) {
   count_call(c);
-  braid_comm_t b = mirror_of(comm);
+  braid_comm_t b = mirror_for(c, comm);
   if (b == nullptr) return nullptr;
-  if (count < 0) return nullptr;  // MPI names the error
+  if (count < 0) {
+    note_pass(c, "negative count (MPI reports it)");
+    return nullptr;
+  }
   if (!reduction_dtype(type, dt)) {
     note_pass(c, "datatype braid does not reduce");
     return nullptr;
@@ -83,7 +86,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
   braid_dtype_t dt;
   braid_op_t bop;
   braid_comm_t b = reduction(Coll::reduce, comm, datatype, op, count, &dt, &bop);
-  if (b != nullptr && root >= 0 && root < braid_comm_size(b)) {
+  if (b != nullptr && !valid_root(Coll::reduce, root, b)) b = nullptr;
+  if (b != nullptr) {
     const bool is_root = braid_comm_rank(b) == root;
     const void *send = is_root && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     const braid_result_t rc = braid_reduce(send, is_root ? recvbuf : nullptr,
@@ -107,7 +111,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 // array on every rank) are all equal.
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  if (braid_comm_t b = mirror_of(comm)) {
+  if (braid_comm_t b = mirror_for(Coll::reduce_scatter, comm)) {
     bool equal = true;
     for (int r = 1; r < braid_comm_size(b); ++r) equal = equal && recvcounts[r] == recvcounts[0];
     if (equal) {

@@ -29,6 +29,7 @@ struct Mirror {
 struct State {
   bool enabled = false;
   bool stopped = false;
+  bool off = false;  // BRAID_MPI=off
   bool log_passes = false;
   bool lazy_dups = true;  // not under MPI_THREAD_MULTIPLE (see start())
   int keyval = MPI_KEYVAL_INVALID;
@@ -161,6 +162,23 @@ braid_comm_t mirror_of(MPI_Comm comm) {
   return nullptr;
 }
 
+braid_comm_t mirror_for(Coll c, MPI_Comm comm) {
+  if (braid_comm_t b = mirror_of(comm)) return b;
+  if (!state().log_passes) return nullptr;
+  int inter = 0;
+  if (!state().enabled)
+    note_pass(c, state().off ? "BRAID_MPI=off" : "braid did not start (see its error above)");
+  else if (comm == MPI_COMM_NULL)
+    note_pass(c, "MPI_COMM_NULL");
+  else if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
+    note_pass(c, "intercommunicator");
+  else
+    note_pass(c,
+              "communicator braid does not mirror (MPI_COMM_SELF, MPI_Comm_create, a "
+              "topology, or a dup whose mirror could not be made)");
+  return nullptr;
+}
+
 bool is_mirrored(MPI_Comm comm) {
   if (!state().enabled || comm == MPI_COMM_NULL) return false;
   const Mirror *m = attribute_of(comm);
@@ -196,13 +214,21 @@ void note_pass(Coll c, const char *reason) {
   if (!s.logged.emplace(static_cast<int>(c), reason).second) return;
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::fprintf(stderr, "braid-mpi: rank %d: %s passed to MPI: %s\n", rank, coll_name(c), reason);
+  // Not "braid-mpi:": that prefix is the report's alone, so a script can find its one line.
+  std::fprintf(stderr, "[rank %d] braid-mpi info: %s passed to MPI: %s\n", rank, coll_name(c),
+               reason);
+}
+
+bool valid_root(Coll c, int root, braid_comm_t b) {
+  if (root >= 0 && root < braid_comm_size(b)) return true;
+  note_pass(c, "root out of range (MPI reports it)");
+  return false;
 }
 
 int fail(MPI_Comm comm, braid_result_t rc, const char *call) {
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::fprintf(stderr, "braid-mpi: rank %d: %s failed in braid (%s): %s\n", rank, call,
+  std::fprintf(stderr, "[rank %d] braid-mpi error: %s failed in braid (%s): %s\n", rank, call,
                braid_strerror(rc), braid_last_error());
   PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
   return MPI_ERR_OTHER;  // the handler returned: MPI_ERRORS_RETURN
@@ -216,7 +242,8 @@ void start(int provided) {
   s.lazy_dups = provided != MPI_THREAD_MULTIPLE;
   s.log_passes = env_is("BRAID_DEBUG", "info") || env_is("BRAID_DEBUG", "debug") ||
                  env_is("BRAID_DEBUG", "trace");
-  if (env_is("BRAID_MPI", "off")) return;
+  s.off = env_is("BRAID_MPI", "off");
+  if (s.off) return;
   int rank = 0, size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -227,7 +254,7 @@ void start(int provided) {
   } msg{};
   if (rank == 0) msg.ok = braid_get_unique_id(&msg.id) == BRAID_SUCCESS;
   if (rank == 0 && !msg.ok)
-    std::fprintf(stderr, "braid-mpi: no unique id (%s); every call goes to MPI\n",
+    std::fprintf(stderr, "braid-mpi error: no unique id (%s); every call goes to MPI\n",
                  braid_last_error());
   PMPI_Bcast(&msg, sizeof msg, MPI_BYTE, 0, MPI_COMM_WORLD);
   if (!msg.ok) return;
@@ -239,8 +266,8 @@ void start(int provided) {
   if (!all) {
     if (rc != BRAID_SUCCESS)
       std::fprintf(stderr,
-                   "braid-mpi: rank %d: braid could not join (%s); every call goes to MPI\n", rank,
-                   braid_last_error());
+                   "[rank %d] braid-mpi error: braid could not join (%s); every call goes to MPI\n",
+                   rank, braid_last_error());
     if (world != nullptr) braid_comm_free(&world);
     return;
   }
