@@ -1,5 +1,6 @@
 /* An ordinary MPI program (no braid in it): every collective the interposition library takes,
- * on MPI_COMM_WORLD, a dup, a split with reversed keys, a split_type and dups freed in a loop,
+ * on MPI_COMM_WORLD, a dup, a split with reversed keys, the rows and columns of a grid, a
+ * split_type and dups freed in a loop,
  * MPI_Comm_idup (of a split, of an idup whose parent is freed first) and MPI_Comm_dup_with_info,
  * in place and not, with results checked against values computed locally (integers, exact in
  * every type). Calls braid must leave to MPI are made too: a user op, MINLOC, a vector type, an
@@ -12,6 +13,8 @@
  * With MPI_TEST_OUT set (a directory), each rank writes those lines to its own file there: the
  * launchers forward the ranks' stdout in chunks that can end mid-line, so lines of two ranks
  * sharing one stream can be spliced together.
+ * MPI_TEST_THREAD_LEVEL starts it with MPI_Init_thread; MPI_TEST_ERRORS runs the error handler
+ * case instead (errors() below).
  * Exit status 1 when a result is wrong. */
 #include <mpi.h>
 #include <stdint.h>
@@ -27,11 +30,19 @@ static const char *names[NCOLL] = {"allreduce", "bcast", "reduce", "allgather", 
                                    "ibcast"};
 static long taken[NCOLL], total[NCOLL];
 static int world_rank, failures;
+/* 0 while the calls are on a communicator the library must leave to MPI as a whole. */
+static int comm_taken = 1;
 
 /* One call made; `braid` says whether the library should take it. */
 static void made(int coll, int braid) {
   total[coll]++;
-  if (braid) taken[coll]++;
+  if (braid && comm_taken) taken[coll]++;
+}
+
+/* A call this rank leaves to MPI for `reason` (the first words of what the library logs with
+ * BRAID_DEBUG=info): run_mpi_test.sh checks it is logged once. */
+static void reason(const char *coll, const char *why) {
+  printf("REASON %d %s %s\n", world_rank, coll, why);
 }
 
 static uint64_t hash(const void *p, size_t n) {
@@ -58,6 +69,7 @@ struct type_case {
   MPI_Datatype type;
   size_t size;
   int is_float;
+  int is_bool; /* MPI_C_BOOL: values 0 and 1, logical ops only */
 };
 
 static void store(struct type_case t, void *buf, int i, long v) {
@@ -85,9 +97,12 @@ static long combine(MPI_Op op, long a, long b) {
   return (a != 0) != (b != 0); /* LXOR */
 }
 
-static long expected(MPI_Op op, int n, int i) {
-  long acc = value(0, i);
-  for (int r = 1; r < n; ++r) acc = combine(op, acc, value(r, i));
+/* A C bool holds 0 or 1: its inputs are the values' low bits. */
+static int input(struct type_case t, int r, int i) { return t.is_bool ? value(r, i) & 1 : value(r, i); }
+
+static long expected(struct type_case t, MPI_Op op, int n, int i) {
+  long acc = input(t, 0, i);
+  for (int r = 1; r < n; ++r) acc = combine(op, acc, input(t, r, i));
   return acc;
 }
 
@@ -95,12 +110,21 @@ static void reductions(MPI_Comm comm, const char *name) {
   int rank, n;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &n);
+  /* The first ten at every count; the rest (every other predefined type braid reduces) at
+   * two counts, which keeps the run short. */
   const struct type_case types[] = {
-      {MPI_INT, sizeof(int), 0},         {MPI_LONG, sizeof(long), 0},
-      {MPI_SHORT, sizeof(short), 0},     {MPI_SIGNED_CHAR, 1, 0},
-      {MPI_UNSIGNED, sizeof(unsigned), 0}, {MPI_UINT64_T, 8, 0},
-      {MPI_INT8_T, 1, 0},                {MPI_UINT16_T, 2, 0},
-      {MPI_FLOAT, sizeof(float), 1},     {MPI_DOUBLE, sizeof(double), 1}};
+      {MPI_INT, sizeof(int), 0, 0},           {MPI_LONG, sizeof(long), 0, 0},
+      {MPI_SHORT, sizeof(short), 0, 0},       {MPI_SIGNED_CHAR, 1, 0, 0},
+      {MPI_UNSIGNED, sizeof(unsigned), 0, 0}, {MPI_UINT64_T, 8, 0, 0},
+      {MPI_INT8_T, 1, 0, 0},                  {MPI_UINT16_T, 2, 0, 0},
+      {MPI_FLOAT, sizeof(float), 1, 0},       {MPI_DOUBLE, sizeof(double), 1, 0},
+      {MPI_LONG_LONG, sizeof(long long), 0, 0}, {MPI_CHAR, 1, 0, 0},
+      {MPI_UNSIGNED_CHAR, 1, 0, 0},           {MPI_UNSIGNED_SHORT, sizeof(short), 0, 0},
+      {MPI_UNSIGNED_LONG, sizeof(long), 0, 0}, {MPI_INT16_T, 2, 0, 0},
+      {MPI_INT32_T, 4, 0, 0},                 {MPI_INT64_T, 8, 0, 0},
+      {MPI_UINT8_T, 1, 0, 0},                 {MPI_UINT32_T, 4, 0, 0},
+      {MPI_C_BOOL, sizeof(_Bool), 0, 1}};
+  const size_t common_types = 10;
   const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR,
                         MPI_LXOR, MPI_PROD};
   const int counts[] = {1, 7, 1000, 20000};
@@ -113,13 +137,16 @@ static void reductions(MPI_Comm comm, const char *name) {
         const int count = counts[c];
         const int bitwise = op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR || op == MPI_LAND ||
                             op == MPI_LOR || op == MPI_LXOR;
+        const int logical = op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR;
         if (ty.is_float && bitwise) continue;
+        if (ty.is_bool && !logical) continue; /* MPI defines only the logical ops on C bool */
+        if (t >= common_types && (c == 0 || c == 3)) continue;
         if (op == MPI_PROD && (n > 3 || ty.size < 4 || count > 7)) continue; /* stays exact */
         char *in = malloc((size_t)count * ty.size * (size_t)n);
         char *out = malloc((size_t)count * ty.size * (size_t)n);
         char *want = malloc((size_t)count * ty.size);
-        for (int i = 0; i < count; ++i) store(ty, in, i, value(rank, i));
-        for (int i = 0; i < count; ++i) store(ty, want, i, expected(op, n, i));
+        for (int i = 0; i < count; ++i) store(ty, in, i, input(ty, rank, i));
+        for (int i = 0; i < count; ++i) store(ty, want, i, expected(ty, op, n, i));
         const size_t bytes = (size_t)count * ty.size;
         const int in_place = id % 2;
         /* allreduce */
@@ -130,9 +157,14 @@ static void reductions(MPI_Comm comm, const char *name) {
         digest(name, id, out, bytes);
         /* reduce to every root in turn */
         const int root = id % n;
-        /* In place only at root 0: MPICH 4.0.2's own MPI_Reduce crashes (SIGSEGV in memcpy) with
-         * MPI_IN_PLACE at any other root on 3 ranks, and BRAID_MPI=off runs MPICH's. */
+        /* Under MPICH in place only at root 0: MPICH 4.0.2's own MPI_Reduce crashes (SIGSEGV in
+         * memcpy) with MPI_IN_PLACE at any other root on 3 ranks, and BRAID_MPI=off runs
+         * MPICH's. */
+#ifdef MPICH_VERSION
         const int reduce_in_place = in_place && root == 0;
+#else
+        const int reduce_in_place = in_place;
+#endif
         if (reduce_in_place && rank == root) memcpy(out, in, bytes);
         MPI_Reduce(reduce_in_place && rank == root ? MPI_IN_PLACE : in, out, count, ty.type, op,
                    root, comm);
@@ -140,15 +172,17 @@ static void reductions(MPI_Comm comm, const char *name) {
         if (rank == root) check(memcmp(out, want, bytes) == 0, "reduce", id, rank);
         /* reduce_scatter_block: rank r's block is elements [r*count/n ...) of an n-block input */
         if (count <= 1000) {
-          for (int i = 0; i < count * n; ++i) store(ty, in, i, value(rank, i));
+          for (int i = 0; i < count * n; ++i) store(ty, in, i, input(ty, rank, i));
           if (in_place) memcpy(out, in, bytes * (size_t)n);
           MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : in, out, count, ty.type, op, comm);
           made(REDUCE_SCATTER_BLOCK, 1);
-          for (int i = 0; i < count; ++i) store(ty, want, i, expected(op, n, rank * count + i));
+          for (int i = 0; i < count; ++i) store(ty, want, i, expected(ty, op, n, rank * count + i));
           check(memcmp(out, want, bytes) == 0, "reduce_scatter_block", id, rank);
           int *rc = malloc(sizeof(int) * (size_t)n);
           for (int r = 0; r < n; ++r) rc[r] = count;
-          MPI_Reduce_scatter(in, out, rc, ty.type, op, comm);
+          /* In place: the input in recvbuf, this rank's block left at its start. */
+          if (in_place) memcpy(out, in, bytes * (size_t)n);
+          MPI_Reduce_scatter(in_place ? MPI_IN_PLACE : in, out, rc, ty.type, op, comm);
           made(REDUCE_SCATTER, 1);
           check(memcmp(out, want, bytes) == 0, "reduce_scatter", id, rank);
           free(rc);
@@ -174,6 +208,7 @@ static void passthrough(MPI_Comm comm) {
   int v = rank + 1, sum = 0;
   MPI_Allreduce(&v, &sum, 1, MPI_INT, mine, comm);
   made(ALLREDUCE, 0);
+  if (comm_taken) reason("allreduce", "op braid does not have");
   check(sum == n * (n + 1) / 2, "allreduce user op", 0, rank);
   MPI_Op_free(&mine);
   struct { int value, rank; } loc = {rank % 2 ? 100 : rank, rank}, best;
@@ -188,6 +223,7 @@ static void passthrough(MPI_Comm comm) {
   for (int i = 0; i < 8; ++i) buf[i] = rank == 0 ? i + 1 : -1;
   MPI_Bcast(buf, 1, every_other, 0, comm);
   made(BCAST, 0);
+  if (comm_taken) reason("bcast", "datatype with gaps");
   for (int i = 0; i < 8; ++i)
     check(buf[i] == (rank == 0 || i % 2 == 0 ? i + 1 : -1), "bcast vector", i, rank);
   MPI_Type_free(&every_other);
@@ -219,6 +255,7 @@ static void passthrough(MPI_Comm comm) {
   MPI_Iallreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comm, &req);
   MPI_Wait(&req, MPI_STATUS_IGNORE);
   made(IALLREDUCE, 0);
+  if (comm_taken) reason("iallreduce", "non-blocking");
   check(sum == n * (n - 1) / 2, "iallreduce", 0, rank);
   v = rank == 0 ? 77 : 0;
   MPI_Ibcast(&v, 1, MPI_INT, 0, comm, &req);
@@ -288,9 +325,12 @@ static void movement(MPI_Comm comm, const char *name) {
         rd[d] = rat;
         rat += rcv[d];
       }
+      /* In place (every rank): recvbuf holds the blocks to send, laid out as received (the
+       * counts to and from each peer are equal here, so sd == rd). */
+      int *alltoallv_send = in_place ? recv : send;
       for (int d = 0; d < n; ++d)
-        for (int i = 0; i < sc[d]; ++i) send[sd[d] + i] = value(rank * 100 + d, i);
-      MPI_Alltoallv(send, sc, sd, MPI_INT, recv, rcv, rd, MPI_INT, comm);
+        for (int i = 0; i < sc[d]; ++i) alltoallv_send[sd[d] + i] = value(rank * 100 + d, i);
+      MPI_Alltoallv(in_place ? MPI_IN_PLACE : send, sc, sd, MPI_INT, recv, rcv, rd, MPI_INT, comm);
       made(ALLTOALLV, 1);
       for (int s = 0; s < n; ++s)
         for (int i = 0; i < rcv[s]; ++i)
@@ -329,8 +369,75 @@ static void everything(MPI_Comm comm, const char *name) {
   passthrough(comm);
 }
 
+/* Rows and columns of a process grid two ranks wide, split from the world. */
+static void grid(void) {
+  MPI_Comm row, col;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank / 2, world_rank % 2, &row);
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank / 2, &col);
+  movement(row, "row");
+  movement(col, "col");
+  MPI_Comm both[2] = {row, col};
+  for (int k = 0; k < 2; ++k) {
+    int n, v[1000], sum[1000];
+    MPI_Comm_size(both[k], &n);
+    for (int i = 0; i < 1000; ++i) v[i] = world_rank + i;
+    MPI_Allreduce(v, sum, 1000, MPI_INT, MPI_SUM, both[k]);
+    made(ALLREDUCE, 1);
+    digest(k ? "col" : "row", 1000, sum, sizeof sum);
+  }
+  MPI_Comm_free(&col);
+  MPI_Comm_free(&row);
+}
+
+/* MPI_TEST_ERRORS=return|fatal: a braid failure inside a taken call reaches the communicator's
+ * error handler. The counts of one allreduce differ between ranks (an erroneous program, which
+ * only braid's checks make defined): with MPI_ERRORS_RETURN the call returns an error on every
+ * rank and the communicator still works; with MPI_ERRORS_ARE_FATAL the job aborts. */
+static int errors(const char *mode) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (strcmp(mode, "return") == 0) MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+  const int rc = MPI_Allreduce(v, out, world_rank == 0 ? 4 : 8, MPI_INT, MPI_SUM, comm);
+  if (rc == MPI_SUCCESS) {
+    fprintf(stderr, "FAIL rank %d: mismatched allreduce returned MPI_SUCCESS\n", world_rank);
+    return 1;
+  }
+  int cls = 0, n = 0, len = 0, sum = 0;
+  char text[MPI_MAX_ERROR_STRING];
+  MPI_Error_class(rc, &cls);
+  MPI_Error_string(rc, text, &len);
+  MPI_Comm_size(comm, &n);
+  const int one = 1;
+  const int again = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
+  if (again != MPI_SUCCESS || sum != n) {
+    fprintf(stderr, "FAIL rank %d: the communicator after the error: rc %d, sum %d of %d\n",
+            world_rank, again, sum, n);
+    return 1;
+  }
+  printf("ERRORS_RETURN rank %d: class %d (%s); the next allreduce gave %d\n", world_rank, cls,
+         text, sum);
+  MPI_Comm_free(&comm);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  /* MPI_TEST_THREAD_LEVEL=funneled|serialized|multiple: MPI_Init_thread at that level. Under
+   * MPI_THREAD_MULTIPLE the library leaves MPI's idups (made lazily) to MPI. */
+  const char *level = getenv("MPI_TEST_THREAD_LEVEL");
+  int provided = MPI_THREAD_SINGLE;
+  if (level != NULL) {
+    const int want = strcmp(level, "multiple") == 0     ? MPI_THREAD_MULTIPLE
+                     : strcmp(level, "serialized") == 0 ? MPI_THREAD_SERIALIZED
+                                                        : MPI_THREAD_FUNNELED;
+    MPI_Init_thread(&argc, &argv, want, &provided);
+    if (provided != want) {
+      fprintf(stderr, "FAIL: MPI_Init_thread(%s) provided %d, not %d\n", level, provided, want);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int n;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -343,7 +450,14 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
+  const char *error_mode = getenv("MPI_TEST_ERRORS");
+  if (error_mode != NULL) {
+    const int bad = errors(error_mode);
+    MPI_Finalize();
+    return bad;
+  }
   everything(MPI_COMM_WORLD, "world");
+  grid();
   MPI_Comm dup, half, node;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   everything(dup, "dup");
@@ -363,7 +477,9 @@ int main(int argc, char **argv) {
     check(s == m, "allreduce on a fresh dup", i, -1);
     MPI_Comm_free(&tmp);
   }
-  /* MPI's other dups copy the mirror as pending; braid makes it at the first collective. */
+  /* MPI's other dups copy the mirror as pending; braid makes it at the first collective
+   * (not under MPI_THREAD_MULTIPLE: they stay MPI's). */
+  comm_taken = provided != MPI_THREAD_MULTIPLE;
   {
     MPI_Comm idup, chained, orphan, with_info, unused;
     MPI_Request req;
@@ -391,6 +507,7 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&chained);
     MPI_Comm_free(&idup);
   }
+  comm_taken = 1;
   /* An intercommunicator between the halves: left to MPI. */
   if (n >= 2) {
     MPI_Comm inter;
@@ -402,6 +519,7 @@ int main(int argc, char **argv) {
     MPI_Comm_remote_size(inter, &remote);
     MPI_Allreduce(&v, &s, 1, MPI_INT, MPI_SUM, inter);
     made(ALLREDUCE, 0);
+    reason("allreduce", "intercommunicator");
     check(s == remote, "allreduce on an intercommunicator", 0, -1);
     MPI_Comm_free(&inter);
   }

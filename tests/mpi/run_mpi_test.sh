@@ -6,7 +6,10 @@
 # lines, summed) out of all it made.
 #   run_mpi_test.sh openmpi|mpich|srun NP LIBRARY PROGRAM [srun options...]
 # srun: an Open MPI program started by Slurm's srun --mpi=pmix (tests/launch starts the
-# cluster; the extra options say where, e.g. -N 2).
+# cluster; the extra options say where, e.g. -N 2). MPI_TEST_EXTRA="K=V ..." adds variables to
+# both runs (e.g. MPI_TEST_THREAD_LEVEL=multiple).
+# The run with braid has BRAID_DEBUG=info: every pass-through reason must be logged once per
+# rank, and the report must still be the only line that starts with "braid-mpi:".
 set -euo pipefail
 flavor=$1 np=$2 lib=$3 prog=$4
 shift 4
@@ -36,10 +39,11 @@ run() {  # run NAME KEY=VALUE...: the program under the MPI's launcher with thes
     mpirun.mpich -np "$np" -iface lo "${args[@]}" "$prog" >"$work/$name.out" 2>"$work/$name.err"
   fi
 }
-if ! run off BRAID_MPI=off BRAID_MPI_REPORT=1 LD_PRELOAD="$lib"; then
+read -r -a extra <<<"${MPI_TEST_EXTRA:-}"
+if ! run off BRAID_MPI=off BRAID_MPI_REPORT=1 LD_PRELOAD="$lib" "${extra[@]}"; then
   echo "FAIL: the run with BRAID_MPI=off failed"; cat "$work/off.err"; exit 1
 fi
-if ! run on BRAID_MPI_REPORT=1 LD_PRELOAD="$lib"; then
+if ! run on BRAID_MPI_REPORT=1 BRAID_DEBUG=info LD_PRELOAD="$lib" "${extra[@]}"; then
   echo "FAIL: the run with braid failed"; cat "$work/on.err"; exit 1
 fi
 for name in off on; do
@@ -66,5 +70,15 @@ while read -r name taken total; do
   [[ " ${off_report#braid-mpi:} " == *" $want_off "* ]] || { echo "FAIL: expected $want_off with BRAID_MPI=off"; status=1; }
 done < <(awk '/^EXPECT/ { t[$3] += $4; n[$3] += $5 } END { for (c in t) print c, t[c], n[c] }' "$work/on.lines")
 [[ $(grep -c '^EXPECT' "$work/on.lines") -gt 0 ]] || { echo "FAIL: the program printed no EXPECT lines"; status=1; }
+# Pass-through reasons: logged once per (rank, collective, reason), and every one the program
+# says it provokes (its REASON lines: rank, collective, the reason's first words) is there.
+infos=$(grep -a 'braid-mpi info: ' "$work/on.err" || true)
+dups=$(sort <<<"$infos" | uniq -d)
+[[ -z $dups ]] || { echo "FAIL: a pass-through reason logged twice:"; echo "$dups"; status=1; }
+[[ $(grep -c '^REASON' "$work/on.lines") -gt 0 ]] || { echo "FAIL: the program printed no REASON lines"; status=1; }
+while read -r _ r coll reason; do
+  [[ $(grep -cF "[rank $r] braid-mpi info: $coll passed to MPI: $reason" <<<"$infos") == 1 ]] ||
+    { echo "FAIL: rank $r did not log '$coll passed to MPI: $reason' once"; status=1; }
+done < <(grep '^REASON' "$work/on.lines" | sort -u)
 [[ $status == 0 ]] && echo "PASS: $(wc -l <"$work/on.digest") identical results, report as expected"
 exit $status
