@@ -157,5 +157,32 @@ cat "$log"
 [[ $rc -eq 0 ]] || fail "the installed braid-bench exited $rc"
 grep -Eq "^ +4096 " "$log" || fail "the installed braid-bench printed no 4096-byte row"
 
+# The MPI interposition libraries built here are installed next to libbraid, and the installed
+# one is what an unmodified MPI program gets when preloaded from the prefix (it finds the
+# installed libbraid by its own rpath).
+mpi_checked=()
+for flavor in openmpi mpich; do
+  [[ -f $build_dir/lib/libbraid-mpi-$flavor.so ]] || continue
+  [[ -f $libdir/libbraid-mpi-$flavor.so ]] || fail "$libdir/libbraid-mpi-$flavor.so was not installed"
+  mpi_checked+=("$flavor")
+done
+mpi_prog=$build_dir/bin/mpi_collectives_openmpi
+if [[ -f $libdir/libbraid-mpi-openmpi.so && -x $mpi_prog ]] && command -v mpirun.openmpi >/dev/null; then
+  step "an MPI program under mpirun.openmpi with the installed libbraid-mpi-openmpi.so preloaded"
+  resolved=$(env -u LD_LIBRARY_PATH ldd "$libdir/libbraid-mpi-openmpi.so" | awk '$1 ~ /^libbraid\.so/ { print $3 }')
+  [[ $resolved == "$libdir/$soname_link" ]] ||
+    fail "the installed libbraid-mpi-openmpi.so loads libbraid from '$resolved', not $libdir/$soname_link"
+  log=$tmp/mpi.log
+  rc=0
+  env -u LD_LIBRARY_PATH OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    timeout 120 mpirun.openmpi -np 2 --oversubscribe --bind-to none --mca btl self,vader,tcp \
+    --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x BRAID_MPI_REPORT=1 \
+    -x LD_PRELOAD="$libdir/libbraid-mpi-openmpi.so" -x MPI_TEST_OUT="$tmp" "$mpi_prog" \
+    >"$log" 2>&1 || rc=$?
+  [[ $rc -eq 0 ]] || { cat "$log"; fail "the MPI program with the installed library exited $rc"; }
+  grep '^braid-mpi:' "$log" || fail "no braid-mpi report line"
+  grep -Eq '^braid-mpi: .*allreduce=[1-9][0-9]*/' "$log" || fail "braid took no MPI_Allreduce"
+fi
+
 echo
-echo "install test passed: prefix layout, braid-info, braid-bench, CMake package, pkg-config, 1 and 2 ranks"
+echo "install test passed: prefix layout, braid-info, braid-bench, CMake package, pkg-config, 1 and 2 ranks${mpi_checked:+, MPI libraries (${mpi_checked[*]})}"

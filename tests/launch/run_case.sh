@@ -65,15 +65,19 @@ case ${1:?case} in
     probe_and_suite "srun -N 1 -n $n" "$n" srun $(srun_args -N 1 -n "$n" --overcommit)
     ;;
 
-  srun.mpi_interpose.1node | srun.mpi_interpose.2nodes)
-    # An unmodified Open MPI program under srun --mpi=pmix with braid's MPI library preloaded
-    # (tests/mpi/run_mpi_test.sh: results as MPI's own, every call braid should take taken).
+  srun.mpi_interpose.*)
+    # An unmodified Open MPI program (C, or Fortran: .fortran.) under srun --mpi=pmix with
+    # braid's MPI library preloaded (tests/mpi/run_mpi_test.sh: results as MPI's own, every call
+    # braid should take taken), on one node or across two, on 2 ranks or as many as the name says.
+    need_cluster
     lib=$BRAID_BIN/../lib/libbraid-mpi-openmpi.so
-    [[ -f $lib && -x $BRAID_BIN/mpi_collectives_openmpi ]] ||
-      skip_or_fail "libbraid-mpi-openmpi.so or mpi_collectives_openmpi not built"
-    nodes=(-N 1) && [[ $1 == *2nodes ]] && nodes=(-N 2)
-    bash "$LAUNCH_DIR/../mpi/run_mpi_test.sh" srun 2 "$lib" \
-      "$BRAID_BIN/mpi_collectives_openmpi" "${nodes[@]}" || fail "MPI library under srun ${nodes[*]}"
+    prog=$BRAID_BIN/mpi_collectives_openmpi
+    [[ $1 == *.fortran.* ]] && prog=$BRAID_BIN/../tests/mpi/mpi_fortran_openmpi
+    [[ -f $lib && -x $prog ]] || skip_or_fail "libbraid-mpi-openmpi.so or $prog not built"
+    nodes=(-N 1) && [[ $1 == *2nodes* ]] && nodes=(-N 2)
+    np=2 && [[ $1 =~ \.([0-9]+)ranks$ ]] && np=${BASH_REMATCH[1]}
+    bash "$LAUNCH_DIR/../mpi/run_mpi_test.sh" srun "$np" "$lib" "$prog" "${nodes[@]}" ||
+      fail "MPI library under srun ${nodes[*]} -n $np ($prog)"
     ;;
 
   srun.2nodes.4tasks)
