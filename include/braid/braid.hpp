@@ -69,6 +69,14 @@ struct dtype_of<std::uint8_t> {
   static constexpr braid_dtype_t value = BRAID_UINT8;
 };
 template <>
+struct dtype_of<std::int16_t> {
+  static constexpr braid_dtype_t value = BRAID_INT16;
+};
+template <>
+struct dtype_of<std::uint16_t> {
+  static constexpr braid_dtype_t value = BRAID_UINT16;
+};
+template <>
 struct dtype_of<std::int32_t> {
   static constexpr braid_dtype_t value = BRAID_INT32;
 };
@@ -383,6 +391,66 @@ class Comm {
     detail::check(braid_ireduce_scatter(std::ranges::data(in), std::ranges::data(out),
                                         std::ranges::size(out), dtype_of<elem<In>>::value,
                                         static_cast<braid_op_t>(op), c_, &r));
+    return Request(r);
+  }
+  // The non-blocking forms below take what their blocking twins take. Until the request
+  // completes, the buffers and the count and displacement vectors belong to braid: they must
+  // outlive it, unchanged.
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request ireduce(const In &in, Out &&out, Op op, int root) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    if (rank() == root) same_size(std::ranges::size(in), std::ranges::size(out));
+    braid_request_t r = nullptr;
+    detail::check(braid_ireduce(std::ranges::data(in), std::ranges::data(out),
+                                std::ranges::size(in), dtype_of<elem<In>>::value,
+                                static_cast<braid_op_t>(op), root, c_, &r));
+    return Request(r);
+  }
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request iallgatherv(const In &in, Out &&out, const std::vector<std::size_t> &counts,
+                                    const std::vector<std::size_t> &displs) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    per_rank(counts.size(), "iallgatherv counts");
+    per_rank(displs.size(), "iallgatherv displs");
+    fits(counts, displs, std::ranges::size(out), "iallgatherv");
+    braid_request_t r = nullptr;
+    detail::check(braid_iallgatherv(std::ranges::data(in), std::ranges::size(in),
+                                    std::ranges::data(out), counts.data(), displs.data(),
+                                    dtype_of<elem<In>>::value, c_, &r));
+    return Request(r);
+  }
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request ialltoallv(const In &in, const std::vector<std::size_t> &sendcounts,
+                                   const std::vector<std::size_t> &sdispls, Out &&out,
+                                   const std::vector<std::size_t> &recvcounts,
+                                   const std::vector<std::size_t> &rdispls) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    for (std::size_t n : {sendcounts.size(), sdispls.size(), recvcounts.size(), rdispls.size()})
+      per_rank(n, "ialltoallv counts and displacements");
+    fits(sendcounts, sdispls, std::ranges::size(in), "ialltoallv send");
+    fits(recvcounts, rdispls, std::ranges::size(out), "ialltoallv receive");
+    braid_request_t r = nullptr;
+    detail::check(braid_ialltoallv(std::ranges::data(in), sendcounts.data(), sdispls.data(),
+                                   std::ranges::data(out), recvcounts.data(), rdispls.data(),
+                                   dtype_of<elem<In>>::value, c_, &r));
+    return Request(r);
+  }
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request igather(const In &in, Out &&out, int root) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    if (rank() == root) blocks_of(std::ranges::size(in), std::ranges::size(out), "igather");
+    braid_request_t r = nullptr;
+    detail::check(braid_igather(std::ranges::data(in), std::ranges::data(out),
+                                std::ranges::size(in), dtype_of<elem<In>>::value, root, c_, &r));
+    return Request(r);
+  }
+  template <Buffer In, Buffer Out>
+  [[nodiscard]] Request iscatter(const In &in, Out &&out, int root) const {
+    static_assert(std::is_same_v<elem<In>, elem<Out>>, "element types differ");
+    if (rank() == root) blocks_of(std::ranges::size(out), std::ranges::size(in), "iscatter");
+    braid_request_t r = nullptr;
+    detail::check(braid_iscatter(std::ranges::data(in), std::ranges::data(out),
+                                 std::ranges::size(out), dtype_of<elem<In>>::value, root, c_, &r));
     return Request(r);
   }
   template <Buffer In, Buffer Out>

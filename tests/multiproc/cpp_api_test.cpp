@@ -155,6 +155,35 @@ TEST(CppApi, TypedFormsOfTheWholeSet) {
   r2.wait();
   r1.wait();
   EXPECT_EQ(all2, all);
+  // The rest of the non-blocking set, all in flight at once, on 16-bit integers.
+  std::vector<int16_t> rin(3, static_cast<int16_t>(-rank() - 1)), rout(3, 0);
+  std::vector<uint16_t> vin(static_cast<size_t>(rank() % 2), static_cast<uint16_t>(rank())),
+      vout(un, 9);
+  std::vector<int16_t> tin(un), tout(un, -1), gin(1, static_cast<int16_t>(rank())), gout(un, -1);
+  std::vector<int16_t> sin(un), sout(1, -1);
+  std::vector<size_t> ones(un, 1), steps(un);
+  for (size_t j = 0; j < un; ++j) {
+    tin[j] = static_cast<int16_t>(rank() * 10 + static_cast<int>(j));
+    sin[j] = static_cast<int16_t>(j * 3);
+    steps[j] = j;
+  }
+  {
+    braid::Request q1 = c.ireduce(rin, rout, braid::Op::min, n - 1);
+    braid::Request q2 = c.iallgatherv(vin, vout, counts, displs);
+    braid::Request q3 = c.ialltoallv(tin, ones, steps, tout, ones, steps);
+    braid::Request q4 = c.igather(gin, gout, 0);
+    braid::Request q5 = c.iscatter(sin, sout, 0);
+  }  // each waits in its destructor
+  if (rank() == n - 1) {
+    EXPECT_EQ(rout[2], static_cast<int16_t>(-n));
+  }
+  for (size_t r = 0; r < un; ++r) EXPECT_EQ(vout[r], r % 2 ? r : 9u);
+  for (size_t j = 0; j < un; ++j)
+    EXPECT_EQ(tout[j], static_cast<int16_t>(j * 10 + static_cast<size_t>(rank())));
+  if (rank() == 0) {
+    for (size_t j = 0; j < un; ++j) EXPECT_EQ(gout[j], static_cast<int16_t>(j));
+  }
+  EXPECT_EQ(sout[0], static_cast<int16_t>(rank() * 3));
   // Sizes that cannot be right are refused before anything is sent.
   std::vector<float> wrong(2 * un + 1);
   try {
