@@ -4,7 +4,9 @@
 # runs succeed, their DIGEST lines (every rank's results) are identical, and the library's
 # report line says braid took exactly the calls the program expects it to (every rank's EXPECT
 # lines, summed) out of all it made.
-#   run_mpi_test.sh openmpi|mpich|srun NP LIBRARY PROGRAM [srun options...]
+#   run_mpi_test.sh openmpi|mpich|srun NP LIBRARY|linked PROGRAM [srun options...]
+# "linked": the program was linked with the library ahead of the MPI library; nothing is
+# preloaded.
 # srun: an Open MPI program started by Slurm's srun --mpi=pmix (tests/launch starts the
 # cluster; the extra options say where, e.g. -N 2). MPI_TEST_EXTRA="K=V ..." adds variables to
 # both runs (e.g. MPI_TEST_THREAD_LEVEL=multiple).
@@ -40,10 +42,11 @@ run() {  # run NAME KEY=VALUE...: the program under the MPI's launcher with thes
   fi
 }
 read -r -a extra <<<"${MPI_TEST_EXTRA:-}"
-if ! run off BRAID_MPI=off BRAID_MPI_REPORT=1 LD_PRELOAD="$lib" "${extra[@]}"; then
+[[ $lib == linked ]] || extra+=(LD_PRELOAD="$lib")
+if ! run off BRAID_MPI=off BRAID_MPI_REPORT=1 "${extra[@]}"; then
   echo "FAIL: the run with BRAID_MPI=off failed"; cat "$work/off.err"; exit 1
 fi
-if ! run on BRAID_MPI_REPORT=1 BRAID_DEBUG=info LD_PRELOAD="$lib" "${extra[@]}"; then
+if ! run on BRAID_MPI_REPORT=1 BRAID_DEBUG=info "${extra[@]}"; then
   echo "FAIL: the run with braid failed"; cat "$work/on.err"; exit 1
 fi
 for name in off on; do
