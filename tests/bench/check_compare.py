@@ -34,8 +34,8 @@ import sys
 
 SKIP = 77
 ALGORITHMS = {
-    "allreduce": ["recursive_doubling", "rabenseifner", "ring"],
-    "broadcast": ["binomial", "scatter_allgather"],
+    "allreduce": ["recursive_doubling", "rabenseifner", "ring", "shm"],
+    "broadcast": ["binomial", "scatter_allgather", "shm"],
 }
 RANKS = [2, 4]
 QUICK_SIZES = 14  # 8 B .. 64 KiB, doubling
@@ -176,7 +176,11 @@ def main():
             for t in transports:
                 expected += [f"braid-{t} {a}" for a in algos]
             expected += mpis + ["best MPI"] + [f"{a} ÷ best MPI" for a in autos]
+            expected += [f"braid-{t} ÷ best forced" for t in transports]
             check(header == expected, f"{name}.md: columns {header}, expected {expected}")
+            check(re.search(r"^- braid-\S+ is within 1\.10x of its fastest forced algorithm at "
+                            r"\d+ of \d+ sizes \(worst [0-9.]+ at ", md, re.M),
+                  f"{name}.md: no line on how near the automatic selection is to the forced ones")
             check(len(body) == QUICK_SIZES, f"{name}.md: {len(body)} rows, expected "
                   f"{QUICK_SIZES}")
             number = re.compile(r"^\d+(\.\d+)?$")
@@ -211,7 +215,7 @@ def main():
                         head = f.read(8)
                     check(head == PNG_MAGIC and os.path.getsize(png) > 5000,
                           f"plots/{name}_{metric}.png is not a PNG plot")
-    check_targets(report_md, autos, have_memcpy)
+    check_targets(report_md, autos, have_memcpy, transports)
     return report()
 
 
@@ -240,7 +244,7 @@ def check_busbw(name, md, autos, transports, algos, mpis, have_memcpy):
             check(ok, f"{name}.md: busbw {row[0]}: column '{col}' is '{cell}'")
 
 
-def check_targets(report_md, autos, have_memcpy):
+def check_targets(report_md, autos, have_memcpy, transports):
     """report.md ends with the Targets section: a met / missed line per braid auto system for
     every target the quick sweep (2 and 4 ranks, 8 B .. 64 KiB) covers."""
     if not check("\n## Targets\n" in report_md, "report.md has no Targets section"):
@@ -251,7 +255,20 @@ def check_targets(report_md, autos, have_memcpy):
     for block in targets.split("\n**")[1:]:
         title, _, body = block.partition("**\n")
         blocks[title] = [l for l in body.splitlines() if l.startswith("- ")]
-    covered = [t for t in blocks if "memcpy" not in t]
+    covered = [t for t in blocks if "memcpy" not in t and "no cliff" not in t]
+    # No cliff: one block per collective and rank count, a line per transport's automatic
+    # selection (not the mem_alloc variant: the forced runs use ordinary buffers).
+    for ranks in RANKS:
+        for coll in ALGORITHMS:
+            title = next((t for t in blocks if t.startswith(f"{coll}, {ranks} ranks") and
+                          "no cliff" in t), None)
+            if not check(title, f"Targets: no 'no cliff' target for {coll}, {ranks} ranks"):
+                continue
+            lines = blocks[title]
+            check(len(lines) == len(transports) and all(
+                re.match(rf"^- braid-{re.escape(t)}: \*\*(met|missed)\*\* ", l)
+                for t, l in zip(transports, lines)),
+                f"Targets: '{title}': lines {lines}, expected one met/missed per transport")
     expected = ["allreduce, 2 ranks: 8 B", "allreduce, 2 ranks: every size from 64 KiB",
                 "allreduce, 4 ranks", "broadcast, 2 ranks", "broadcast, 4 ranks"]
     for prefix in expected:
