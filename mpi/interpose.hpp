@@ -14,6 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 
+// The library's own functions are hidden: only the MPI_* entry points are exported, so the
+// wrappers call these directly, not through the PLT (every call the layer passes on pays them).
+#pragma GCC visibility push(hidden)
 namespace braid::mpi {
 
 // The collectives BRAID_MPI_REPORT counts, in its order.
@@ -84,3 +87,4 @@ void start(int provided);
 void stop();
 
 }  // namespace braid::mpi
+#pragma GCC visibility pop
