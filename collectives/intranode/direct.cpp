@@ -48,6 +48,11 @@ DirectRefs direct_refs(const CollArgs &args) {
   const size_t bytes = args.bytes();
   if (bytes < kDirectMinBytes) return {};
   DirectRefs r;
+  // Allgather reads the others' send buffers (one block each; in place, inside recvbuf).
+  if (args.kind == CollKind::allgather) {
+    r.send = shared_ref(args.sendbuf, bytes);
+    return r;
+  }
   r.recv = shared_ref(args.recvbuf, bytes);
   if (args.kind == CollKind::allreduce && r.recv.valid())
     r.send = args.in_place() ? r.recv : shared_ref(args.sendbuf, bytes);
@@ -127,6 +132,39 @@ Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   if (!all) co_return;
   // The root's buffer must stay unchanged until every rank has copied it.
   if (me == root) co_await wait_all_done(ctx, ch, w, "copy the root's data");
+  ch.count_direct_call();
+  *ran = true;
+}
+
+Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, bool *ran) {
+  *ran = false;
+  const int n = ch.size();
+  const int me = ch.me();
+  const size_t block = args.bytes();
+  if (n < 2 || block < kDirectMinBytes) co_return;
+  for (int s = 0; s < n; ++s)
+    if (!refs_of(ch, s, turn).send.valid()) co_return;  // every rank decides alike
+  std::vector<const char *> in(static_cast<size_t>(n));
+  bool mapped = true;
+  for (int s = 0; s < n; ++s) {
+    if (s == me) continue;
+    in[s] = ch.map_peer(s, refs_of(ch, s, turn).send, block);
+    mapped = mapped && in[s] != nullptr;
+  }
+  const uint32_t w = ch.take_window();
+  bool all = false;
+  co_await agree_to_go_direct(ctx, ch, w, mapped, &all);
+  if (all) {
+    // This rank's own block is in place already (the caller copied it); the others' blocks
+    // are read where their owners keep them. Nobody writes a send buffer meanwhile.
+    auto *recv = static_cast<char *>(args.recvbuf);
+    for (int s = 0; s < n; ++s)
+      if (s != me) std::memcpy(recv + static_cast<size_t>(ch.world_rank(s)) * block, in[s], block);
+  }
+  ch.publish(&PeerControl::done, w + 1);
+  if (!all) co_return;
+  // This rank's send buffer must stay unchanged until every rank has copied from it.
+  co_await wait_all_done(ctx, ch, w, "copy this rank's block");
   ch.count_direct_call();
   *ran = true;
 }

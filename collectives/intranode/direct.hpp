@@ -7,6 +7,9 @@
 // chunk into every other rank's receive buffer while it is still in cache. Per rank and byte of
 // the vector: one read and one write, against copy in, reduce and copy out through the windows.
 // Broadcast: the others copy straight from the root's buffer; the root copies nothing.
+// Allgather: every rank copies each other rank's block straight from that rank's send buffer
+// into its own receive buffer (one copy per block, against copy in and copy out); only the send
+// buffers need to be shared.
 //
 // Protocol, after agree_on_call published every rank's DirectRefs in its call slot: if any
 // rank's buffer is not shareable, nobody goes direct (every rank sees every slot, so all decide
@@ -41,5 +44,6 @@ DirectRefs direct_refs(const CollArgs &args);
 Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, bool *ran);
 Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
                       bool *ran);
+Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, bool *ran);
 
 }  // namespace braid::coll

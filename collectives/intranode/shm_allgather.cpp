@@ -1,12 +1,14 @@
 // Allgather through the node's shared memory: every rank deposits its block (by windows of
 // NodeChannel::kWindow) and copies every other rank's out. Blocks up to sizeof(CallSlot::data)
-// travel with the call records: agreeing on the call is the whole exchange.
+// travel with the call records: agreeing on the call is the whole exchange. From 16 KiB, when
+// every rank's send buffer is in a braid_mem_alloc region, each reads the others' in place.
 #include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
@@ -24,13 +26,20 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
   auto *recv = static_cast<char *>(args.recvbuf);
   auto place = [&](int s) { return recv + static_cast<size_t>(ch.world_rank(s)) * block; };
   const bool tiny = block <= sizeof(CallSlot::data);
-  co_await agree_on_call(ctx, ch, ticket, args, tiny ? send : nullptr, tiny ? block : 0);
+  // Larger blocks: the call describes this rank's send buffer, so that where every rank's is a
+  // braid_mem_alloc region the others read it in place (allgather_direct).
+  const DirectRefs refs = tiny ? DirectRefs{} : direct_refs(args);
+  co_await agree_on_call(ctx, ch, ticket, args, tiny ? static_cast<const void *>(send) : &refs,
+                         tiny ? block : sizeof refs);
   if (place(me) != send) std::memcpy(place(me), send, block);  // else in place
   if (tiny) {
     for (int s = 0; s < ch.size(); ++s)
       if (s != me) std::memcpy(place(s), ch.call_slot(s, ticket).data, block);
     co_return;
   }
+  bool done = false;
+  co_await allgather_direct(ctx, ch, ticket, args, &done);
+  if (done) co_return;
   constexpr size_t piece = NodeChannel::kWindow;
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.

@@ -190,5 +190,54 @@ TEST(ZeroCopy, BroadcastFromEveryRootReadsTheRootsBuffer) {
   }
 }
 
+// Allgather reads every rank's send buffer in place when all of them are shared: out of place
+// into a private receive buffer, and in place (each send block inside a shared recvbuf).
+TEST(ZeroCopy, AllgatherReadsEveryRanksSendBuffer) {
+  const size_t block = (size_t{64} << 10) + 12;
+  const auto n = static_cast<size_t>(size());
+  const auto me = static_cast<size_t>(rank());
+  auto byte = [](size_t r, size_t i) { return static_cast<char>((i * 13 + r * 7 + 1) % 251); };
+  const uint64_t expected = shm_selected("BRAID_ALLGATHER_ALGO") ? 1u : 0u;
+  {
+    Shared send(block);
+    std::vector<char> recv(n * block, 0);
+    for (size_t i = 0; i < block; ++i) send.data()[i] = byte(me, i);
+    const uint64_t before = zero_copy_calls();
+    ASSERT_EQ(braid_allgather(send.data(), recv.data(), block, BRAID_UINT8, world()), BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t r = 0; r < n; ++r)
+      for (size_t i = 0; i < block; ++i)
+        ASSERT_EQ(recv[r * block + i], byte(r, i)) << "block " << r << " byte " << i;
+    EXPECT_EQ(zero_copy_calls() - before, expected);
+  }
+  {
+    Shared all(n * block);
+    for (size_t i = 0; i < n * block; ++i) all.data()[i] = 0;
+    char *mine = all.data() + me * block;
+    for (size_t i = 0; i < block; ++i) mine[i] = byte(me + 100, i);
+    const uint64_t before = zero_copy_calls();
+    ASSERT_EQ(braid_allgather(mine, all.data(), block, BRAID_UINT8, world()), BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t r = 0; r < n; ++r)
+      for (size_t i = 0; i < block; ++i)
+        ASSERT_EQ(all.data()[r * block + i], byte(r + 100, i)) << "in place, block " << r;
+    EXPECT_EQ(zero_copy_calls() - before, expected);
+  }
+  {
+    // One rank's send buffer private: everyone uses the windows.
+    Shared shared(block);
+    std::vector<char> ordinary(block), recv(n * block, 0);
+    char *send = rank() == size() - 1 ? ordinary.data() : shared.data();
+    for (size_t i = 0; i < block; ++i) send[i] = byte(me + 200, i);
+    const uint64_t before = zero_copy_calls();
+    ASSERT_EQ(braid_allgather(send, recv.data(), block, BRAID_UINT8, world()), BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t r = 0; r < n; ++r)
+      for (size_t i = 0; i < block; ++i)
+        ASSERT_EQ(recv[r * block + i], byte(r + 200, i)) << "mixed, block " << r;
+    EXPECT_EQ(zero_copy_calls(), before);
+  }
+}
+
 }  // namespace
 }  // namespace mp
