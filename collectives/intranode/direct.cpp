@@ -169,4 +169,63 @@ Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   *ran = true;
 }
 
+Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
+                   bool *ran) {
+  *ran = false;
+  const int n = ch.size();
+  const int me = ch.me();
+  const size_t block = args.bytes();
+  if (n < 2 || block < kDirectMinBytes) co_return;
+  for (int s = 0; s < n; ++s)
+    if (s != root && !refs_of(ch, s, turn).send.valid()) co_return;  // every rank alike
+  std::vector<const char *> in(static_cast<size_t>(n));
+  bool mapped = true;
+  if (me == root)
+    for (int s = 0; s < n; ++s) {
+      if (s == me) continue;
+      in[s] = ch.map_peer(s, refs_of(ch, s, turn).send, block);
+      mapped = mapped && in[s] != nullptr;
+    }
+  const uint32_t w = ch.take_window();
+  bool all = false;
+  co_await agree_to_go_direct(ctx, ch, w, mapped, &all);
+  if (all && me == root) {
+    auto *recv = static_cast<char *>(args.recvbuf);
+    for (int s = 0; s < n; ++s)
+      if (s != me) std::memcpy(recv + static_cast<size_t>(ch.world_rank(s)) * block, in[s], block);
+  }
+  ch.publish(&PeerControl::done, w + 1);
+  if (!all) co_return;
+  if (me != root) {  // this rank's send buffer stays unchanged until the root has read it
+    co_await ctx.wait_flag(ch.flag(root, &PeerControl::done, w + 1, "copy this rank's block"));
+    ch.saw(root, w + 1);
+  }
+  ch.count_direct_call();
+  *ran = true;
+}
+
+Task scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
+                    bool *ran) {
+  *ran = false;
+  const int n = ch.size();
+  const int me = ch.me();
+  const size_t block = args.bytes();
+  if (n < 2 || block < kDirectMinBytes) co_return;
+  const DirectRefs r = refs_of(ch, root, turn);
+  if (!r.send.valid()) co_return;  // only the root's buffer is read by others
+  const size_t all_bytes = block * static_cast<size_t>(n);
+  const char *src = me == root ? nullptr : ch.map_peer(root, r.send, all_bytes);
+  const uint32_t w = ch.take_window();
+  bool all = false;
+  co_await agree_to_go_direct(ctx, ch, w, me == root || src != nullptr, &all);
+  if (all && me != root)
+    std::memcpy(args.recvbuf, src + static_cast<size_t>(ch.world_rank(me)) * block, block);
+  ch.publish(&PeerControl::done, w + 1);
+  if (!all) co_return;
+  // The root's buffer must stay unchanged until every rank has copied its block.
+  if (me == root) co_await wait_all_done(ctx, ch, w, "copy its block from the root");
+  ch.count_direct_call();
+  *ran = true;
+}
+
 }  // namespace braid::coll

@@ -9,7 +9,7 @@
 // Broadcast: the others copy straight from the root's buffer; the root copies nothing.
 // Allgather: every rank copies each other rank's block straight from that rank's send buffer
 // into its own receive buffer (one copy per block, against copy in and copy out); only the send
-// buffers need to be shared.
+// buffers need to be shared. Gather and scatter likewise, with the root reading or read.
 //
 // Protocol, after agree_on_call published every rank's DirectRefs in its call slot: if any
 // rank's buffer is not shareable, nobody goes direct (every rank sees every slot, so all decide
@@ -45,5 +45,14 @@ Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
 Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
                       bool *ran);
 Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, bool *ran);
+// Gather: the root copies every other rank's block straight from its send buffer (only the
+// others' send buffers must be shared; each waits until the root has read it). Scatter: every
+// rank copies its block straight from the root's send buffer (only that one must be shared; the
+// root waits until all have). Their DirectRefs: `send` of what the others read (gather: the
+// block; scatter, at the root: all n blocks).
+Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
+                   bool *ran);
+Task scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
+                    bool *ran);
 
 }  // namespace braid::coll

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
@@ -29,7 +30,12 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
     co_await publish_call(ctx, ch, ticket, args, send, block);
     co_return;
   }
-  co_await agree_on_call(ctx, ch, ticket, args, tiny ? send : nullptr, tiny ? block : 0);
+  // Larger blocks: the call describes this rank's send buffer, so that where every other
+  // rank's is a braid_mem_alloc region the root reads them in place (gather_direct).
+  DirectRefs refs;
+  if (!tiny) refs.send = shared_ref(send, block);
+  co_await agree_on_call(ctx, ch, ticket, args, tiny ? static_cast<const void *>(send) : &refs,
+                         tiny ? block : sizeof refs);
   if (me == root && place(me) != send) std::memcpy(place(me), send, block);
   if (tiny) {
     if (me == root)
@@ -37,6 +43,9 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
         if (s != me) std::memcpy(place(s), ch.call_slot(s, ticket).data, block);
     co_return;
   }
+  bool done = false;
+  co_await gather_direct(ctx, ch, ticket, args, root, &done);
+  if (done) co_return;
   constexpr size_t piece = NodeChannel::kWindow;
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.

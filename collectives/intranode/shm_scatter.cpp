@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
@@ -33,11 +34,18 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
     co_await publish_call(ctx, ch, ticket, args, send, all);
     co_return;
   }
-  co_await agree_on_call(ctx, ch, ticket, args, nullptr, 0);
+  // The root's call describes its send buffer, so that where it is a braid_mem_alloc region
+  // the others read their blocks in place (scatter_direct).
+  DirectRefs refs;
+  if (is_root && !tiny) refs.send = shared_ref(send, all);
+  co_await agree_on_call(ctx, ch, ticket, args, tiny ? nullptr : &refs, tiny ? 0 : sizeof refs);
   if (tiny) {
     if (!is_root) std::memcpy(recv, ch.call_slot(root, ticket).data + at(me), block);
     co_return;
   }
+  bool done = false;
+  co_await scatter_direct(ctx, ch, ticket, args, root, &done);
+  if (done) co_return;
   const size_t piece = pair_piece(n, args.elem_size);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.

@@ -239,5 +239,54 @@ TEST(ZeroCopy, AllgatherReadsEveryRanksSendBuffer) {
   }
 }
 
+// Gather: the root reads the others' shared send buffers in place (its own buffers may be
+// private). Scatter: the others read their blocks from the root's shared send buffer. From
+// every root; then with one sender's buffer private (gather) or the root's (scatter): windows.
+TEST(ZeroCopy, GatherAndScatterReadInPlaceFromEveryRoot) {
+  const size_t block = (size_t{32} << 10) + 4;
+  const auto n = static_cast<size_t>(size());
+  const auto me = static_cast<size_t>(rank());
+  auto byte = [](size_t r, size_t i) { return static_cast<char>((i * 5 + r * 11 + 3) % 253); };
+  const uint64_t gathered = shm_selected("BRAID_GATHER_ALGO") ? 1u : 0u;
+  const uint64_t scattered = shm_selected("BRAID_SCATTER_ALGO") ? 1u : 0u;
+  for (int root = 0; root < size(); ++root) {
+    const bool is_root = rank() == root;
+    for (int shared_ok = 1; shared_ok >= 0; --shared_ok) {
+      // gather: every sender shared, or the last non-root sender private
+      const int private_rank = root == size() - 1 ? 0 : size() - 1;
+      const bool mine_private = !shared_ok && rank() == private_rank && !is_root;
+      Shared send(block);
+      std::vector<char> ordinary(block), recv(n * block, 0);
+      char *s = mine_private ? ordinary.data() : send.data();
+      for (size_t i = 0; i < block; ++i) s[i] = byte(me + static_cast<size_t>(shared_ok), i);
+      uint64_t before = zero_copy_calls();
+      ASSERT_EQ(braid_gather(s, is_root ? recv.data() : nullptr, block, BRAID_UINT8, root, world()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      if (is_root) {
+        for (size_t r = 0; r < n; ++r)
+          for (size_t i = 0; i < block; ++i)
+            ASSERT_EQ(recv[r * block + i], byte(r + static_cast<size_t>(shared_ok), i))
+                << "gather root " << root << " block " << r;
+      }
+      EXPECT_EQ(zero_copy_calls() - before, shared_ok || n < 2 ? gathered : 0u) << "gather";
+      // scatter: the root's buffer shared, or private
+      Shared all(n * block);
+      std::vector<char> all_private(n * block), mine(block, 0);
+      char *src = shared_ok ? all.data() : all_private.data();
+      if (is_root)
+        for (size_t i = 0; i < n * block; ++i) src[i] = byte(i / block + 50, i % block);
+      before = zero_copy_calls();
+      ASSERT_EQ(
+          braid_scatter(is_root ? src : nullptr, mine.data(), block, BRAID_UINT8, root, world()),
+          BRAID_SUCCESS)
+          << braid_last_error();
+      for (size_t i = 0; i < block; ++i)
+        ASSERT_EQ(mine[i], byte(me + 50, i)) << "scatter root " << root << " byte " << i;
+      EXPECT_EQ(zero_copy_calls() - before, shared_ok ? scattered : 0u) << "scatter";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mp
