@@ -33,6 +33,12 @@ struct CollArgs {
   // Hierarchical algorithms: the flat algorithm the node leaders run among themselves.
   Task (*inner)(CollContext &ctx, CollArgs args) = nullptr;
   size_t inner_segment_bytes = 0;
+  // Set by the inline path of small node-local calls (intranode/inline_call.hpp) when it hands
+  // the call over: it took node turn `turn` and, with `entered`, published this rank's record.
+  // The algorithm's coroutine continues from there instead of taking a turn of its own.
+  bool turn_taken = false;
+  bool entered = false;
+  uint32_t turn = 0;
 
   size_t bytes() const { return count * elem_size; }
   bool in_place() const { return sendbuf == recvbuf; }

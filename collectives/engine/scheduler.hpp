@@ -3,6 +3,7 @@
 // non-blocking collective before it can serve the one being waited for.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,8 @@ class Scheduler {
   // One non-blocking pass: transport progress, then every active collective. Returns whether
   // anything moved.
   bool progress();
+  // Call `seq` ran to completion outside the scheduler (intranode/inline_call.hpp).
+  void note_started(uint64_t seq) { started_ = std::max(started_, seq + 1); }
   // Progresses until `c` finishes, spinning briefly, then yielding, then sleeping on the
   // transport's wait mechanism, so oversubscribed ranks leave the cores to those with work.
   void wait(Collective &c);

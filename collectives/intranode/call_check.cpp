@@ -15,23 +15,6 @@ const char *kind_text(int32_t kind) {
   return info ? info->name : "another collective";
 }
 
-bool same_call(const CallRecord &a, const CallRecord &b) {
-  return a.kind == b.kind && a.count == b.count && a.dtype == b.dtype && a.op == b.op &&
-         a.root == b.root;
-}
-
-CallRecord record_of(const CollArgs &args, uint64_t seq) {
-  const AgreedFields f = agreed_fields(args);
-  CallRecord r;
-  r.seq = seq;
-  r.kind = static_cast<int32_t>(f.kind);
-  r.count = f.count;
-  r.dtype = f.dtype;
-  r.op = f.op;
-  r.root = f.root;
-  return r;
-}
-
 // "" when a and b agree, else what differs, naming both ranks (the lower first, so every rank
 // words it the same way).
 std::string difference(int rank_a, CallRecord a, int rank_b, CallRecord b) {
@@ -58,18 +41,33 @@ std::string difference(int rank_a, CallRecord a, int rank_b, CallRecord b) {
 
 }  // namespace
 
-namespace {
+bool same_call(const CallRecord &a, const CallRecord &b) {
+  return a.kind == b.kind && a.count == b.count && a.dtype == b.dtype && a.op == b.op &&
+         a.root == b.root;
+}
 
-// Writes and publishes this rank's record (and tiny data) for `turn`, once nobody may still
-// read the slot (see NodeChannel::slot_blocker; the caller waited for that).
+CallRecord record_of(const CollArgs &args, uint64_t seq) {
+  const AgreedFields f = agreed_fields(args);
+  CallRecord r;
+  r.seq = seq;
+  r.kind = static_cast<int32_t>(f.kind);
+  r.count = f.count;
+  r.dtype = f.dtype;
+  r.op = f.op;
+  r.root = f.root;
+  return r;
+}
+
 void write_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, const void *tiny,
                   size_t tiny_bytes) {
   CallSlot &slot = ch.call_slot(ch.me(), turn);
   slot.record = mine;
   if (tiny_bytes > 0) std::memcpy(slot.data, tiny, tiny_bytes);
   ch.note_published();
-  ch.publish(&PeerControl::entered, turn + 1);
+  ch.publish_entry(turn);
 }
+
+namespace {
 
 // Local rank s has published its record of `turn`: fails if it differs from `mine`.
 void compare_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, int s) {
@@ -82,7 +80,7 @@ void compare_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, int 
 }
 
 FlagWait entered(NodeChannel &ch, int s, uint32_t turn) {
-  return ch.flag(s, &PeerControl::entered, turn + 1, "enter this collective");
+  return ch.entered(s, turn, "enter this collective");
 }
 
 }  // namespace
@@ -95,8 +93,10 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
   // A rank alone on its node (hierarchical) has no segment and nobody to agree with.
   if (ch.size() == 1) co_return;
   const CallRecord mine = record_of(args, ctx.seq());
-  for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
-  write_record(ch, turn, mine, tiny, tiny_bytes);
+  if (!args.entered) {
+    for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
+    write_record(ch, turn, mine, tiny, tiny_bytes);
+  }
   for (int s = 0; s < ch.size(); ++s) {
     if (s == ch.me()) continue;
     co_await ctx.wait_flag(entered(ch, s, turn));
@@ -110,7 +110,7 @@ namespace braid::coll {
 
 Task publish_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                   const void *tiny, size_t tiny_bytes) {
-  if (ch.size() == 1) co_return;
+  if (ch.size() == 1 || args.entered) co_return;
   const CallRecord mine = record_of(args, ctx.seq());
   for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
   write_record(ch, turn, mine, tiny, tiny_bytes);

@@ -10,7 +10,21 @@
 
 namespace braid::coll {
 
-// `turn` is the ticket this rank's call took (NodeChannel::take_turn). `tiny` (up to
+// This call's node turn: a new one, or the one the inline path took (CollArgs::turn_taken).
+inline uint32_t call_turn(NodeChannel &ch, const CollArgs &args) {
+  return args.turn_taken ? args.turn : ch.take_turn();
+}
+
+// The record of this rank's call number `seq` (CollContext::seq).
+CallRecord record_of(const CollArgs &args, uint64_t seq);
+bool same_call(const CallRecord &a, const CallRecord &b);
+// Writes and publishes this rank's record (and tiny data) for `turn`, once nobody may still
+// read the slot (see NodeChannel::slot_blocker; the caller waited for that).
+void write_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, const void *tiny,
+                  size_t tiny_bytes);
+
+// `turn` is the ticket this rank's call took (call_turn). When the inline path already
+// published this rank's record (CollArgs::entered) only the others' are awaited. `tiny` (up to
 // sizeof(CallSlot::data) bytes, or null) travels with the record: once this returns, every local
 // rank's is in ch.call_slot(rank, turn).data, readable until this rank enters its next call.
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,

@@ -64,6 +64,16 @@ void NodeChannel::publish_inline(uint32_t window) {
   coll::publish(inline_slot(me(), window).posted, ctl(me()).sleepers, window + 1);
 }
 
+FlagWait NodeChannel::entered(int local, uint32_t turn, const char *what) const {
+  PeerControl &p = ctl(local);
+  return FlagWait{
+      &call_slot(local, turn).mark, turn + 1, world_rank(local), p.pid, &p.sleepers, what};
+}
+
+void NodeChannel::publish_entry(uint32_t turn) {
+  coll::publish(call_slot(me(), turn).mark, ctl(me()).sleepers, turn + 1);
+}
+
 void NodeChannel::publish(Counter c, uint32_t value) {
   PeerControl &p = ctl(me());
   coll::publish(p.*c, p.sleepers, value);
@@ -84,7 +94,8 @@ int NodeChannel::slot_blocker(uint32_t turn) {
   if (published_ < 2) return -1;  // the slot was never written
   for (int s = 0; s < size(); ++s) {
     if (s == me() || static_cast<int32_t>(known_entered_[s] - turn) >= 0) continue;
-    saw_entered(s, ctl(s).entered.load(std::memory_order_acquire));
+    // Its entry into turn - 1 is the mark of the other slot.
+    saw_entered(s, call_slot(s, turn - 1).mark.load(std::memory_order_acquire));
     if (static_cast<int32_t>(known_entered_[s] - turn) < 0) return s;
   }
   return -1;

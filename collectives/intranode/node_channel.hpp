@@ -46,28 +46,36 @@ struct CallRecord {
 // record's line and as many more as the data needs). 288 bytes was the first size tried; 2 KiB
 // took 512 B-2 KiB allreduces from 0.39-0.51 us to 0.23-0.35 on 2 ranks and small broadcasts
 // to the root-does-not-wait path. Larger calls put other things there (direct.hpp).
+//
+// `mark` (turn + 1 once record and data of that turn are written) shares the first line with
+// the record and the first 24 data bytes: a peer waiting for this rank's entry polls the line
+// it then reads, so entering costs one cache-line transfer per reader instead of two (a counter
+// line, then the record's). Alone it measured within noise (8 B allreduce, 2 ranks: 0.32 us
+// before and after); with the inline path (inline_call.hpp) the exchange is most of a call.
 struct alignas(64) CallSlot {
+  std::atomic<uint32_t> mark{0};
+  uint32_t unused = 0;
   CallRecord record;
   alignas(8) char data[2080];  // aligned for every element type
 };
-static_assert(sizeof(CallRecord) == 32 && sizeof(CallSlot) == 2112);
+static_assert(sizeof(CallRecord) == 32 && sizeof(CallSlot) == 2176);
 
 struct alignas(64) PeerControl {
   std::atomic<uint32_t> posted{0};
   std::atomic<uint32_t> reduced{0};
   std::atomic<uint32_t> done{0};
   int32_t pid = 0;
-  std::atomic<uint32_t> entered{0};  // turn + 1 of the latest call whose record is published
   // Whether this rank mapped every buffer a direct (zero-copy) collective needs; written before
   // `posted` publishes the window of that step (direct.hpp).
   std::atomic<uint32_t> direct_ok{0};
   alignas(64) std::atomic<uint32_t> sleepers{0};
   // By turn % 2: a rank is never more than one call ahead of another at entry, and it enters
   // turn t + 2 (rewriting slot t % 2) only after every other rank entered t + 1, so finished
-  // reading its slot of turn t.
+  // reading its slot of turn t. A rank has entered turn t when calls[t % 2].mark >= t + 1
+  // (the marks only grow).
   CallSlot calls[2];
 };
-static_assert(sizeof(PeerControl) == 4352);
+static_assert(sizeof(PeerControl) == 4480);
 
 struct alignas(64) InlineSlot {
   std::atomic<uint32_t> posted{0};
@@ -126,6 +134,9 @@ class NodeChannel {
   // Collectives that ran in place on braid_mem_alloc buffers (a counter for braid_comm_counters).
   uint64_t direct_calls() const { return direct_calls_.load(std::memory_order_relaxed); }
   void count_direct_call() { direct_calls_.fetch_add(1, std::memory_order_relaxed); }
+  // Small blocking calls completed inline (inline_call.hpp), for braid_comm_counters.
+  uint64_t inline_calls() const { return inline_calls_.load(std::memory_order_relaxed); }
+  void count_inline_call() { inline_calls_.fetch_add(1, std::memory_order_relaxed); }
 
   // The next window of the node's sequence.
   uint32_t take_window() { return next_window_++; }
@@ -154,8 +165,12 @@ class NodeChannel {
   // rank that may still read this rank's slot, or -1; uses what this rank already saw.
   int slot_blocker(uint32_t turn);
   FlagWait slot_free(int local, uint32_t turn) const {
-    return flag(local, &PeerControl::entered, turn, "finish an earlier collective");
+    return entered(local, turn - 1, "finish an earlier collective");
   }
+  // Rank `local` has entered `turn`: its record (and tiny data) of that turn are readable.
+  FlagWait entered(int local, uint32_t turn, const char *what) const;
+  // Publishes this rank's entry into `turn`, once its record and data are written.
+  void publish_entry(uint32_t turn);
   void saw_entered(int local, uint32_t v) {
     if (static_cast<int32_t>(v - known_entered_[local]) > 0) known_entered_[local] = v;
   }
@@ -164,6 +179,8 @@ class NodeChannel {
   // Collectives through the segment run one at a time per rank, in the order they started, so
   // the window sequence is the same on every rank even with non-blocking calls in flight.
   uint32_t take_turn() { return next_turn_++; }
+  // No collective holds or waits for a turn.
+  bool idle() const { return serving_.load(std::memory_order_relaxed) == next_turn_; }
   FlagWait turn(uint32_t ticket) const { return FlagWait{&serving_, ticket, -1, 0, nullptr, ""}; }
   void end_turn() { serving_.fetch_add(1, std::memory_order_release); }
 
@@ -182,6 +199,7 @@ class NodeChannel {
   std::atomic<uint32_t> serving_{0};
   PeerMappings mappings_;
   std::atomic<uint64_t> direct_calls_{0};
+  std::atomic<uint64_t> inline_calls_{0};
 };
 
 // Holds this rank's turn for the lifetime of a collective's coroutine frame.

@@ -5,24 +5,20 @@
 #include "intranode/call_check.hpp"
 #include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
+#include "intranode/tiny_calls.hpp"
 #include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 
 Task allreduce_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "allreduce shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
-  const size_t bytes = args.bytes();
-  if (ch.size() > 1 && bytes > 0 && bytes <= sizeof(CallSlot::data)) {
+  if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // The vectors travel with the call records: one exchange of one cache line per rank.
-    co_await agree_on_call(ctx, ch, ticket, args, args.sendbuf, bytes);
-    auto data = [&](int s) -> const char * { return ch.call_slot(s, ticket).data; };
-    // Rank order, the lowest rank's data on the left: identical bits on every rank.
-    reduce(args.recvbuf, data(0), data(1), args.count, args.dtype, args.op);
-    for (int s = 2; s < ch.size(); ++s)
-      reduce(args.recvbuf, args.recvbuf, data(s), args.count, args.dtype, args.op);
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    tiny_finish(ch, ticket, args);
     co_return;
   }
   // Buffers from braid_mem_alloc are described with the call, so the ranks can work in place.
@@ -38,19 +34,15 @@ Task allreduce_shm(CollContext &ctx, CollArgs args) {
 
 Task broadcast_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "broadcast shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   const int root = ch.map().local_index[args.root];
   const size_t bytes = args.bytes();
-  if (ch.size() > 1 && bytes > 0 && bytes <= sizeof(CallSlot::data)) {
-    // The root's vector travels with its call record. Every rank, the root too, waits for every
-    // other's record: a root that returned at once (tried) leaves a disagreement about the root
-    // seen by one rank only, and the others fail later with a vaguer error.
-    const bool is_root = root == ch.me();
-    co_await agree_on_call(ctx, ch, ticket, args, is_root ? args.recvbuf : nullptr,
-                           is_root ? bytes : 0);
-    if (!is_root) std::memcpy(args.recvbuf, ch.call_slot(root, ticket).data, bytes);
+  if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
+    // The root's vector travels with its call record.
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    tiny_finish(ch, ticket, args);
     co_return;
   }
   const DirectRefs refs = direct_refs(args);
@@ -65,7 +57,7 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
 // others': agreeing on the call is the barrier, one cache-line exchange per rank.
 Task barrier_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "barrier shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   co_await agree_on_call(ctx, ch, ticket, args);

@@ -12,12 +12,13 @@
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
+#include "intranode/tiny_calls.hpp"
 
 namespace braid::coll {
 
 Task allgather_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "allgather shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   const int me = ch.me();
@@ -25,18 +26,16 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
   const auto *send = static_cast<const char *>(args.sendbuf);
   auto *recv = static_cast<char *>(args.recvbuf);
   auto place = [&](int s) { return recv + static_cast<size_t>(ch.world_rank(s)) * block; };
-  const bool tiny = block <= sizeof(CallSlot::data);
-  // Larger blocks: the call describes this rank's send buffer, so that where every rank's is a
-  // braid_mem_alloc region the others read it in place (allgather_direct).
-  const DirectRefs refs = tiny ? DirectRefs{} : direct_refs(args);
-  co_await agree_on_call(ctx, ch, ticket, args, tiny ? static_cast<const void *>(send) : &refs,
-                         tiny ? block : sizeof refs);
-  if (place(me) != send) std::memcpy(place(me), send, block);  // else in place
-  if (tiny) {
-    for (int s = 0; s < ch.size(); ++s)
-      if (s != me) std::memcpy(place(s), ch.call_slot(s, ticket).data, block);
+  if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    tiny_finish(ch, ticket, args);
     co_return;
   }
+  // Larger blocks: the call describes this rank's send buffer, so that where every rank's is a
+  // braid_mem_alloc region the others read it in place (allgather_direct).
+  const DirectRefs refs = direct_refs(args);
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
+  if (place(me) != send) std::memcpy(place(me), send, block);  // else in place
   bool done = false;
   co_await allgather_direct(ctx, ch, ticket, args, &done);
   if (done) co_return;

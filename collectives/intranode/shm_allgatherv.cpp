@@ -17,7 +17,7 @@ namespace braid::coll {
 
 Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "allgatherv shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   const int me = ch.me();

@@ -13,12 +13,13 @@
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
+#include "intranode/tiny_calls.hpp"
 
 namespace braid::coll {
 
 Task alltoall_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "alltoall shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   const int n = ch.size(), me = ch.me();
@@ -26,15 +27,13 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
   const auto *send = static_cast<const char *>(args.sendbuf);
   auto *recv = static_cast<char *>(args.recvbuf);
   auto at = [&](int s) { return static_cast<size_t>(ch.world_rank(s)) * block; };
-  const size_t all = block * static_cast<size_t>(n);
-  const bool tiny = all <= sizeof(CallSlot::data);
-  co_await agree_on_call(ctx, ch, ticket, args, tiny ? send : nullptr, tiny ? all : 0);
-  if (send != recv) std::memcpy(recv + at(me), send + at(me), block);
-  if (tiny) {
-    for (int s = 0; s < n; ++s)
-      if (s != me) std::memcpy(recv + at(s), ch.call_slot(s, ticket).data + at(me), block);
+  if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    tiny_finish(ch, ticket, args);
     co_return;
   }
+  co_await agree_on_call(ctx, ch, ticket, args);
+  if (send != recv) std::memcpy(recv + at(me), send + at(me), block);
   const size_t piece = pair_piece(n, args.elem_size);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.

@@ -18,7 +18,7 @@ namespace braid::coll {
 
 Task alltoallv_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "alltoallv shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   const int n = ch.size(), me = ch.me();

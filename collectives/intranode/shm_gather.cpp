@@ -11,12 +11,13 @@
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
+#include "intranode/tiny_calls.hpp"
 
 namespace braid::coll {
 
 Task gather_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "gather shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   const int me = ch.me();
@@ -25,24 +26,21 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   const auto *send = static_cast<const char *>(args.sendbuf);
   auto *recv = static_cast<char *>(args.recvbuf);
   auto place = [&](int s) { return recv + static_cast<size_t>(ch.world_rank(s)) * block; };
-  const bool tiny = block <= sizeof(CallSlot::data);
-  if (tiny && me != root) {  // hand the block over with the record; nothing comes back
-    co_await publish_call(ctx, ch, ticket, args, send, block);
+  if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
+    // Off the root: hand the block over with the record; nothing comes back.
+    if (tiny.waits)
+      co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    else
+      co_await publish_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    tiny_finish(ch, ticket, args);
     co_return;
   }
   // Larger blocks: the call describes this rank's send buffer, so that where every other
   // rank's is a braid_mem_alloc region the root reads them in place (gather_direct).
   DirectRefs refs;
-  if (!tiny) refs.send = shared_ref(send, block);
-  co_await agree_on_call(ctx, ch, ticket, args, tiny ? static_cast<const void *>(send) : &refs,
-                         tiny ? block : sizeof refs);
+  refs.send = shared_ref(send, block);
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   if (me == root && place(me) != send) std::memcpy(place(me), send, block);
-  if (tiny) {
-    if (me == root)
-      for (int s = 0; s < ch.size(); ++s)
-        if (s != me) std::memcpy(place(s), ch.call_slot(s, ticket).data, block);
-    co_return;
-  }
   bool done = false;
   co_await gather_direct(ctx, ch, ticket, args, root, &done);
   if (done) co_return;

@@ -13,13 +13,14 @@
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
+#include "intranode/tiny_calls.hpp"
 #include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 
 Task reduce_scatter_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "reduce_scatter shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   const int n = ch.size(), me = ch.me();
@@ -28,19 +29,17 @@ Task reduce_scatter_shm(CollContext &ctx, CollArgs args) {
   const auto *send = static_cast<const char *>(args.sendbuf);
   auto *recv = static_cast<char *>(args.recvbuf);
   auto at = [&](int s) { return static_cast<size_t>(ch.world_rank(s)) * block; };
-  const size_t all = block * static_cast<size_t>(n);
-  const bool tiny = all <= sizeof(CallSlot::data);
-  co_await agree_on_call(ctx, ch, ticket, args, tiny ? send : nullptr, tiny ? all : 0);
+  if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    tiny_finish(ch, ticket, args);
+    co_return;
+  }
+  co_await agree_on_call(ctx, ch, ticket, args);
   // out = in(0) op in(1) op ... in local rank order.
   auto combine = [&](char *out, size_t count, auto in) {
     reduce(out, in(0), in(1), count, args.dtype, args.op);
     for (int s = 2; s < n; ++s) reduce(out, out, in(s), count, args.dtype, args.op);
   };
-  if (tiny) {
-    combine(recv, args.count,
-            [&](int s) -> const char * { return ch.call_slot(s, ticket).data + at(me); });
-    co_return;
-  }
   const size_t piece = pair_piece(n, es);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.

@@ -12,12 +12,13 @@
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
+#include "intranode/tiny_calls.hpp"
 
 namespace braid::coll {
 
 Task scatter_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "scatter shm");
-  const uint32_t ticket = ch.take_turn();
+  const uint32_t ticket = call_turn(ch, args);
   co_await ctx.wait_flag(ch.turn(ticket));
   Turn turn(ch);
   const int n = ch.size(), me = ch.me();
@@ -27,22 +28,22 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
   auto *recv = static_cast<char *>(args.recvbuf);
   auto at = [&](int s) { return static_cast<size_t>(ch.world_rank(s)) * block; };
   const size_t all = block * static_cast<size_t>(n);
-  const bool tiny = all <= sizeof(CallSlot::data);
-  const bool is_root = me == root;
-  if (is_root && send + at(me) != recv) std::memcpy(recv, send + at(me), block);
-  if (tiny && is_root) {  // hand the blocks over with the record; nothing comes back
-    co_await publish_call(ctx, ch, ticket, args, send, all);
+  if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
+    // The root hands the blocks over with its record; nothing comes back.
+    if (tiny.waits)
+      co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    else
+      co_await publish_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    tiny_finish(ch, ticket, args);
     co_return;
   }
+  const bool is_root = me == root;
+  if (is_root && send + at(me) != recv) std::memcpy(recv, send + at(me), block);
   // The root's call describes its send buffer, so that where it is a braid_mem_alloc region
   // the others read their blocks in place (scatter_direct).
   DirectRefs refs;
-  if (is_root && !tiny) refs.send = shared_ref(send, all);
-  co_await agree_on_call(ctx, ch, ticket, args, tiny ? nullptr : &refs, tiny ? 0 : sizeof refs);
-  if (tiny) {
-    if (!is_root) std::memcpy(recv, ch.call_slot(root, ticket).data + at(me), block);
-    co_return;
-  }
+  if (is_root) refs.send = shared_ref(send, all);
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   bool done = false;
   co_await scatter_direct(ctx, ch, ticket, args, root, &done);
   if (done) co_return;

@@ -122,6 +122,7 @@ braid_result_t blocking(braid_comm_t comm, Start &&start) {
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
     braid::detail::Comm::Use use(c);
+    braid::detail::Comm::BlockingCall blocking(c);
     braid::detail::finish(c, start(c));
   });
 }
@@ -324,6 +325,10 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
     std::snprintf(direct.name, sizeof direct.name, "intranode_zero_copy_calls");
     direct.value = c.node && c.node->channel ? c.node->channel->direct_calls() : 0;
     all.push_back(direct);
+    braid_transport_counter_t inlined{};
+    std::snprintf(inlined.name, sizeof inlined.name, "intranode_inline_calls");
+    inlined.value = c.node && c.node->channel ? c.node->channel->inline_calls() : 0;
+    all.push_back(inlined);
     braid_transport_counter_t own{};
     std::snprintf(own.name, sizeof own.name, "collectives_started");
     own.value = c.next_seq;
@@ -343,6 +348,7 @@ braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
     braid::detail::Comm::Use use(c);
+    braid::detail::Comm::BlockingCall blocking(c);
     braid::detail::finish(c, braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
   });
 }
@@ -352,6 +358,7 @@ braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t dtype, int
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
     braid::detail::Comm::Use use(c);
+    braid::detail::Comm::BlockingCall blocking(c);
     braid::detail::finish(c, braid::detail::start_broadcast(c, buf, count, dtype, root));
   });
 }
@@ -360,6 +367,7 @@ braid_result_t braid_barrier(braid_comm_t comm) {
   return guarded([&] {
     braid::detail::Comm &c = checked(comm);
     braid::detail::Comm::Use use(c);
+    braid::detail::Comm::BlockingCall blocking(c);
     braid::detail::finish(c, braid::detail::start_barrier(c));
   });
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "intranode/inline_call.hpp"
 #include "kernels/dtype.hpp"
 #include "log.hpp"
 
@@ -77,6 +78,19 @@ std::shared_ptr<coll::Collective> launch(Comm &comm, coll::CollArgs args) {
   if (log_threshold() >= LogLevel::trace)
     log(LogLevel::trace, label.str(), " selected by ", coll::describe(choice));
   publish(comm, label, args);
+  // Polls of a peer's record before the inline path hands over: a few microseconds, about
+  // what a peer one call behind needs to catch up. None when ranks share cores: the peer may
+  // need this core to arrive at all.
+  constexpr unsigned kInlinePolls = 2048;
+  if (comm.blocking_call && comm.process.inline_calls &&
+      choice.algorithm->needs == coll::Span::one_node && comm.node->channel &&
+      comm.scheduler->active() == 0) {
+    if (coll::complete_inline(*comm.node->channel, args, seq, comm.size,
+                              comm.process.oversubscribed ? 0 : kInlinePolls)) {
+      comm.scheduler->note_started(seq);
+      return nullptr;
+    }
+  }
   return comm.scheduler->start(label, choice.algorithm->fn, args, seq);
 }
 

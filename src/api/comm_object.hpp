@@ -69,6 +69,19 @@ class Comm {
   } last_choice;
   uint64_t next_seq = 0;
   size_t open_requests = 0;  // non-blocking calls not yet completed through wait/test
+  // Set while a blocking call starts (BlockingCall): a small node-local one may then complete
+  // inline (intranode/inline_call.hpp); a non-blocking one must return without waiting.
+  bool blocking_call = false;
+  class BlockingCall {
+   public:
+    explicit BlockingCall(Comm &c) : c_(c) { c.blocking_call = true; }
+    BlockingCall(const BlockingCall &) = delete;
+    BlockingCall &operator=(const BlockingCall &) = delete;
+    ~BlockingCall() { c_.blocking_call = false; }
+
+   private:
+    Comm &c_;
+  };
   CallLog calls;
   std::unique_ptr<ControlWatch> watch;
   std::atomic<bool> busy_{false};

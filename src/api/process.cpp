@@ -95,6 +95,13 @@ std::unique_ptr<Process> create_process(std::unique_ptr<JobSource> source, const
 
 namespace {
 
+bool inline_wanted(const EnvLookup &env) {
+  auto v = env("BRAID_INLINE");
+  if (!v || v->empty() || *v == "on" || *v == "auto") return true;
+  if (*v == "off") return false;
+  fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_INLINE='", *v, "' is not on, off or auto");
+}
+
 std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const EnvLookup &env,
                                        coll::SelectionTable selection) {
   auto p = std::make_unique<Process>();
@@ -105,6 +112,7 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
   // the bootstrap's connections.
   p->nodes = discover_nodes(*p->world->bootstrap, config, env);
   p->oversubscribed = p->nodes.oversubscribed;
+  p->inline_calls = inline_wanted(env);
   log(LogLevel::info,
       p->oversubscribed
           ? "idle waits yield at once: more ranks share this rank's CPUs than there are CPUs"

@@ -26,6 +26,9 @@ struct Process {
   NodeDiscovery nodes;
   coll::SelectionTable selection;
   bool oversubscribed = false;  // NodeDiscovery::oversubscribed: idle waits leave the CPU at once
+  // Small blocking node-local calls may complete without the scheduler
+  // (intranode/inline_call.hpp); BRAID_INLINE=off turns that off, for comparison.
+  bool inline_calls = true;
   // Context ids of this process's live communicators: a new communicator takes an id that no
   // member uses, so two ranks sharing two communicators always tell their messages apart.
   std::bitset<coll::Scheduler::kMaxContexts> used_contexts;

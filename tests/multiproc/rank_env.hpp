@@ -29,6 +29,12 @@ size_t elem_size(braid_dtype_t dt);
 const char *dtype_str(braid_dtype_t dt);
 const char *op_str(braid_op_t op);
 
+// Whether every rank runs on this host (collective over the world).
+bool all_on_one_host();
+// Whether this run's automatic selection takes the single-node shared-memory algorithm of the
+// kind whose override is `algo_var` (collective over the world).
+bool shm_selected(const char *algo_var);
+
 constexpr braid_dtype_t kAllDtypes[] = {
     BRAID_INT8,  BRAID_UINT8,  BRAID_INT16,   BRAID_UINT16,   BRAID_INT32,   BRAID_UINT32,
     BRAID_INT64, BRAID_UINT64, BRAID_FLOAT16, BRAID_BFLOAT16, BRAID_FLOAT32, BRAID_FLOAT64};

@@ -19,39 +19,6 @@
 namespace mp {
 namespace {
 
-bool env_empty(const char *name) {
-  const char *v = std::getenv(name);
-  return v == nullptr || *v == '\0';
-}
-
-// This host as braid identifies it (hostname and boot id), hashed: ranks on other hosts (e.g.
-// braidrun's 2-host launch tests in network namespaces) differ.
-uint64_t host_hash() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  std::string id = name;
-  std::ifstream boot("/proc/sys/kernel/random/boot_id");
-  std::string line;
-  if (std::getline(boot, line)) id += line;
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-bool all_on_one_host() {
-  uint64_t lo = host_hash(), hi = lo;
-  EXPECT_EQ(braid_allreduce(&lo, &lo, 1, BRAID_UINT64, BRAID_MIN, world()), BRAID_SUCCESS);
-  EXPECT_EQ(braid_allreduce(&hi, &hi, 1, BRAID_UINT64, BRAID_MAX, world()), BRAID_SUCCESS);
-  return lo == hi;
-}
-
-// Whether this run's automatic selection takes the single-node shared-memory algorithm.
-bool shm_selected(const char *algo_var) {
-  const char *intranode = std::getenv("BRAID_INTRANODE");
-  return size() > 1 && (intranode == nullptr || std::string(intranode) != "off") &&
-         env_empty("BRAID_HOST_ID") && env_empty(algo_var) && all_on_one_host();
-}
-
 uint64_t zero_copy_calls() {
   return braid::Comm(world()).counters()["intranode_zero_copy_calls"];
 }

@@ -1,0 +1,49 @@
+#include "intranode/inline_call.hpp"
+
+#include "intranode/call_check.hpp"
+#include "intranode/tiny_calls.hpp"
+#include "kernels/reduce_kernels.hpp"
+
+namespace braid::coll {
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, unsigned polls) {
+  if (ch.size() < 2 || !ch.idle()) return false;
+  const TinyPlan tiny = tiny_plan(ch, args);
+  if (!tiny.fits) return false;
+  const uint32_t turn = ch.take_turn();  // held from here: nothing else was in flight
+  args.turn_taken = true;
+  args.turn = turn;
+  if (ch.slot_blocker(turn) >= 0) return false;
+  const CallRecord mine = record_of(args, seq);
+  write_record(ch, turn, mine, tiny.data, tiny.bytes);
+  args.entered = true;
+  for (int s = 0; tiny.waits && s < ch.size(); ++s) {
+    if (s == ch.me()) continue;
+    const FlagWait entered = ch.entered(s, turn, "");
+    for (unsigned left = polls; !entered.reached(); --left) {
+      if (left == 0) return false;
+      cpu_relax();
+    }
+    ch.saw_entered(s, turn + 1);
+    if (!same_call(mine, ch.call_slot(s, turn).record)) return false;
+  }
+  tiny_finish(ch, turn, args);
+  if (args.op == BRAID_AVG && kind_info(args.kind).has_op && args.recvbuf != nullptr)
+    finish_average(args.recvbuf, args.count, args.dtype, ranks);
+  ch.end_turn();
+  ch.count_inline_call();
+  return true;
+}
+
+}  // namespace braid::coll

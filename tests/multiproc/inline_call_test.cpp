@@ -1,0 +1,169 @@
+// Small blocking calls of ranks sharing a node complete in the calling thread
+// (collectives/intranode/inline_call.hpp), or are handed to the algorithm's coroutine when a
+// peer is late. Either way the results must be the coroutine path's, for every kind of small
+// call and every root; non-blocking calls never complete inline. Runs in every variant of the
+// suite: where the node path is not selected the results are checked all the same and the
+// inline counter must stay put.
+#include <braid/braid.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+uint64_t inline_calls() {
+  return braid::Comm(world()).counters()["intranode_inline_calls"];
+}
+
+bool inline_enabled() {
+  const char *v = std::getenv("BRAID_INLINE");
+  return v == nullptr || std::string(v) != "off";
+}
+
+// Every rank but `first` sleeps before the call when `late`, so `first` gives up waiting for
+// the others' records and hands the call over (a few microseconds of polls against 3 ms).
+void arrive(bool late, int first) {
+  if (late && rank() != first) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+}
+
+// Element i of rank r's data: distinct across ranks and positions.
+int32_t value(int r, size_t i) {
+  return static_cast<int32_t>(1000 * r + static_cast<int>(i));
+}
+
+void every_kind_at(int root, bool late) {
+  const int n = size(), me = rank();
+  const size_t k = 3;  // elements per vector or block: all of it fits in a call record
+  SCOPED_TRACE("root " + std::to_string(root) + (late ? ", late peers" : ", peers on time"));
+  std::vector<int32_t> mine(k), all_blocks(k * static_cast<size_t>(n));
+  for (size_t i = 0; i < k; ++i) mine[i] = value(me, i);
+  for (int d = 0; d < n; ++d)  // alltoall/scatter/reduce_scatter input: block d goes to rank d
+    for (size_t i = 0; i < k; ++i) all_blocks[static_cast<size_t>(d) * k + i] = value(me, i) + d;
+  auto sum_over_ranks = [&](size_t i, int plus) {
+    int32_t s = 0;
+    for (int r = 0; r < n; ++r) s += value(r, i) + plus;
+    return s;
+  };
+
+  std::vector<int32_t> out(k, -1);
+  arrive(late, root);
+  ASSERT_EQ(braid_allreduce(mine.data(), out.data(), k, BRAID_INT32, BRAID_SUM, world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  for (size_t i = 0; i < k; ++i) EXPECT_EQ(out[i], sum_over_ranks(i, 0)) << "allreduce " << i;
+
+  std::vector<int32_t> buf = me == root ? mine : std::vector<int32_t>(k, -1);
+  arrive(late, root);
+  ASSERT_EQ(braid_broadcast(buf.data(), k, BRAID_INT32, root, world()), BRAID_SUCCESS)
+      << braid_last_error();
+  for (size_t i = 0; i < k; ++i) EXPECT_EQ(buf[i], value(root, i)) << "broadcast " << i;
+
+  std::fill(out.begin(), out.end(), -1);
+  arrive(late, root);
+  ASSERT_EQ(braid_reduce(mine.data(), out.data(), k, BRAID_INT32, BRAID_SUM, root, world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  for (size_t i = 0; me == root && i < k; ++i)
+    EXPECT_EQ(out[i], sum_over_ranks(i, 0)) << "reduce " << i;
+
+  std::vector<int32_t> gathered(k * static_cast<size_t>(n), -1);
+  arrive(late, root);
+  ASSERT_EQ(braid_gather(mine.data(), gathered.data(), k, BRAID_INT32, root, world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  for (int r = 0; me == root && r < n; ++r)
+    for (size_t i = 0; i < k; ++i)
+      EXPECT_EQ(gathered[static_cast<size_t>(r) * k + i], value(r, i)) << "gather " << r;
+
+  std::fill(out.begin(), out.end(), -1);
+  arrive(late, root);
+  ASSERT_EQ(braid_scatter(all_blocks.data(), out.data(), k, BRAID_INT32, root, world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  for (size_t i = 0; i < k; ++i) EXPECT_EQ(out[i], value(root, i) + me) << "scatter " << i;
+
+  std::fill(gathered.begin(), gathered.end(), -1);
+  arrive(late, root);
+  ASSERT_EQ(braid_allgather(mine.data(), gathered.data(), k, BRAID_INT32, world()), BRAID_SUCCESS)
+      << braid_last_error();
+  for (int r = 0; r < n; ++r)
+    for (size_t i = 0; i < k; ++i)
+      EXPECT_EQ(gathered[static_cast<size_t>(r) * k + i], value(r, i)) << "allgather " << r;
+
+  std::vector<int32_t> exchanged(k * static_cast<size_t>(n), -1);
+  arrive(late, root);
+  ASSERT_EQ(braid_alltoall(all_blocks.data(), exchanged.data(), k, BRAID_INT32, world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  for (int r = 0; r < n; ++r)
+    for (size_t i = 0; i < k; ++i)
+      EXPECT_EQ(exchanged[static_cast<size_t>(r) * k + i], value(r, i) + me) << "alltoall " << r;
+
+  std::fill(out.begin(), out.end(), -1);
+  arrive(late, root);
+  ASSERT_EQ(braid_reduce_scatter(all_blocks.data(), out.data(), k, BRAID_INT32, BRAID_SUM, world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  for (size_t i = 0; i < k; ++i) EXPECT_EQ(out[i], sum_over_ranks(i, me)) << "reduce_scatter";
+
+  arrive(late, root);
+  ASSERT_EQ(braid_barrier(world()), BRAID_SUCCESS) << braid_last_error();
+}
+
+TEST(InlineCalls, EverySmallKindGivesTheCoroutinePathsResultsOnTimeOrLate) {
+  for (bool late : {false, true})
+    for (int root = 0; root < size(); ++root) every_kind_at(root, late);
+}
+
+TEST(InlineCalls, OnlyBlockingNodeLocalCallsCompleteInline) {
+  const bool expected = inline_enabled() && shm_selected("BRAID_ALLREDUCE_ALGO");
+  int32_t v = 1;
+  uint64_t before = inline_calls();
+  // Back to back: the rank that arrives last finds every record there and completes inline,
+  // whatever the spin budget (none when ranks share cores).
+  for (int i = 0; i < 200; ++i)
+    ASSERT_EQ(braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_MAX, world()), BRAID_SUCCESS);
+  const uint64_t blocking = inline_calls() - before;
+  EXPECT_LE(blocking, 200u);
+  // Which ranks complete inline depends on who arrives last; in every call, whoever arrives
+  // last finds all the records there.
+  uint64_t everywhere = blocking;
+  ASSERT_EQ(braid_allreduce(&everywhere, &everywhere, 1, BRAID_UINT64, BRAID_SUM, world()),
+            BRAID_SUCCESS);
+  if (expected)
+    EXPECT_GT(everywhere, 0u);
+  else
+    EXPECT_EQ(everywhere, 0u);
+  before = inline_calls();
+  for (int i = 0; i < 50; ++i) {
+    braid_request_t req = nullptr;
+    ASSERT_EQ(braid_iallreduce(&v, &v, 1, BRAID_INT32, BRAID_MAX, world(), &req), BRAID_SUCCESS);
+    ASSERT_EQ(braid_wait(&req), BRAID_SUCCESS) << braid_last_error();
+  }
+  EXPECT_EQ(inline_calls(), before);
+  EXPECT_EQ(v, 1);
+}
+
+// A non-blocking call in flight keeps the next blocking one off the inline path (the node's
+// turns are taken in call order), and both still complete with the right results.
+TEST(InlineCalls, ABlockingCallBehindANonBlockingOneWaitsItsTurn) {
+  int32_t a = rank(), b = 10 * rank();
+  braid_request_t req = nullptr;
+  ASSERT_EQ(braid_iallreduce(&a, &a, 1, BRAID_INT32, BRAID_SUM, world(), &req), BRAID_SUCCESS);
+  ASSERT_EQ(braid_allreduce(&b, &b, 1, BRAID_INT32, BRAID_SUM, world()), BRAID_SUCCESS)
+      << braid_last_error();
+  ASSERT_EQ(braid_wait(&req), BRAID_SUCCESS) << braid_last_error();
+  const int n = size();
+  EXPECT_EQ(a, n * (n - 1) / 2);
+  EXPECT_EQ(b, 10 * n * (n - 1) / 2);
+}
+
+}  // namespace
+}  // namespace mp
