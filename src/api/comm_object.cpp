@@ -55,7 +55,7 @@ std::shared_ptr<coll::Collective> empty_call(Comm &comm, const coll::CollArgs &a
 
 std::shared_ptr<coll::Collective> launch(Comm &comm, coll::CollArgs args) {
   const coll::Topology &where = comm.node->topology;
-  Comm::LastChoice &last = comm.last_choice;
+  Comm::LastChoice &last = comm.last_choice[static_cast<size_t>(args.kind)];
   const coll::SelectionTable &selection = comm.process.selection;
   if (last.kind != args.kind || last.bytes != args.bytes() || last.count != args.count) {
     last.choice = selection.choose(args.kind, args.bytes(), args.count, where);
@@ -127,7 +127,7 @@ Comm::~Comm() {
 void Comm::attach_node(std::unique_ptr<CommNode> n) {
   node = std::move(n);
   scheduler->set_node(node->channel.get());
-  last_choice = LastChoice{};
+  last_choice.fill(LastChoice{});
 }
 
 std::shared_ptr<coll::Collective> start_allreduce(Comm &comm, const void *sendbuf, void *recvbuf,

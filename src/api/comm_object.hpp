@@ -7,6 +7,7 @@
 
 #include <braid/braid.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -58,15 +59,17 @@ class Comm {
   const int size;
   const uint32_t context;
   std::unique_ptr<CommNode> node;
-  // The last selection made: applications repeat the same call, and choosing costs a few
-  // percent of a 0.2 us node-local call. Reset when the topology changes.
+  // The last selection made for each kind: applications repeat the same calls, and choosing
+  // costs as much as a small node-local call (a benchmark's barrier between calls used to
+  // evict a single cached choice every time). Reset when the topology changes.
   struct LastChoice {
     coll::CollKind kind = coll::CollKind::barrier;
     size_t bytes = SIZE_MAX;
     size_t count = SIZE_MAX;
     coll::Choice choice;
     coll::Choice inner;
-  } last_choice;
+  };
+  std::array<LastChoice, coll::kKindCount> last_choice;
   uint64_t next_seq = 0;
   size_t open_requests = 0;  // non-blocking calls not yet completed through wait/test
   // Set while a blocking call starts (BlockingCall): a small node-local one may then complete
