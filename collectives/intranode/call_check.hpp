@@ -23,19 +23,36 @@ bool same_call(const CallRecord &a, const CallRecord &b);
 void write_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, const void *tiny,
                   size_t tiny_bytes);
 
+// Whose records a rank waits for after publishing its own: every other rank's, one local
+// rank's (a small broadcast's or scatter's receivers need only the root's), or nobody's (a rank
+// that only hands its data over: a small gather's or reduce's non-root, a broadcast's or
+// scatter's root, as an eager send returns in MPI).
+inline constexpr int kEveryone = -1;
+inline constexpr int kNobody = -2;
+
 // `turn` is the ticket this rank's call took (call_turn). When the inline path already
 // published this rank's record (CollArgs::entered) only the others' are awaited. `tiny` (up to
-// sizeof(CallSlot::data) bytes, or null) travels with the record: once this returns, every local
-// rank's is in ch.call_slot(rank, turn).data, readable until this rank enters its next call.
+// sizeof(CallSlot::data) bytes, or null) travels with the record: once this returns, the
+// records (and data) waited for are in ch.call_slot(rank, turn).data, readable until this rank
+// enters its next call.
+//
+// A rank that waited for nobody has not compared its record with anyone's: `check_later` (a
+// local rank, kEveryone, or kNobody) is whose it compares when it enters its next call, before
+// publishing (they are still there: nobody rewrites a slot before every rank entered the turn
+// after it). A non-root of a small gather or reduce checks the root it named: if that rank
+// agrees it is the root, it waited for every record and saw any disagreement. A root that hands
+// its data over (broadcast, scatter) checks every record: its receivers each compared their
+// record with the root they named only. So a disagreement that no waiting rank could see (two
+// ranks that both think they are a broadcast's root, two ranks that each name the other as a
+// reduce's root) still fails, one call late, naming both sides in the same words on every rank
+// that finds it; one that a waiting rank saw reaches the others through the control plane.
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
-                   const void *tiny = nullptr, size_t tiny_bytes = 0);
+                   const void *tiny = nullptr, size_t tiny_bytes = 0, int wait_for = kEveryone,
+                   int check_later = kNobody);
 
-// Only publishes this rank's record (and tiny data), without waiting for the others': for a
-// rank whose whole part of a small call is to hand its data over and that needs nothing back
-// (a gather's or reduce's non-root, a scatter's root), as an eager send returns in MPI. A
-// disagreement is seen by the ranks that wait, and this rank learns of it from the control
-// plane at its next call at the latest (the scheduler's "out of step" notice).
-Task publish_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
-                  const void *tiny, size_t tiny_bytes);
+// Whether the records this rank left unchecked (see agree_on_call) are there and agree; clears
+// the check when so. False when one is not there yet or differs: agree_on_call waits and
+// reports.
+bool previous_call_agrees(NodeChannel &ch, uint32_t turn);
 
 }  // namespace braid::coll

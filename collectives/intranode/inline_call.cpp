@@ -24,12 +24,13 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
   const uint32_t turn = ch.take_turn();  // held from here: nothing else was in flight
   args.turn_taken = true;
   args.turn = turn;
-  if (ch.slot_blocker(turn) >= 0) return false;
+  if (ch.slot_blocker(turn) >= 0 || !previous_call_agrees(ch, turn)) return false;
   const CallRecord mine = record_of(args, seq);
   write_record(ch, turn, mine, tiny.data, tiny.bytes);
   args.entered = true;
-  for (int s = 0; tiny.waits && s < ch.size(); ++s) {
-    if (s == ch.me()) continue;
+  if (tiny.check_later != kNobody) ch.defer_check(turn, tiny.check_later);
+  for (int s = 0; tiny.wait_for != kNobody && s < ch.size(); ++s) {
+    if (s == ch.me() || (tiny.wait_for != kEveryone && s != tiny.wait_for)) continue;
     const FlagWait entered = ch.entered(s, turn, "");
     for (unsigned left = polls; !entered.reached(); --left) {
       if (left == 0) return false;

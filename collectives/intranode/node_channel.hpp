@@ -175,6 +175,18 @@ class NodeChannel {
     if (static_cast<int32_t>(v - known_entered_[local]) > 0) known_entered_[local] = v;
   }
   void note_published() { ++published_; }
+  // The call of `turn` returned without comparing its record with the ones it must (`who`: a
+  // local rank, or -1 for every one): they are compared when this rank enters its next call
+  // (call_check.hpp).
+  void defer_check(uint32_t turn, int who) {
+    unchecked_ = true;
+    unchecked_turn_ = turn;
+    unchecked_who_ = who;
+  }
+  bool unchecked() const { return unchecked_; }
+  uint32_t unchecked_turn() const { return unchecked_turn_; }
+  int unchecked_who() const { return unchecked_who_; }
+  void clear_unchecked() { unchecked_ = false; }
 
   // Collectives through the segment run one at a time per rank, in the order they started, so
   // the window sequence is the same on every rank even with non-blocking calls in flight.
@@ -195,6 +207,9 @@ class NodeChannel {
   std::vector<uint32_t> known_done_;     // per local rank: a lower bound of its `done`
   std::vector<uint32_t> known_entered_;  // per local rank: a lower bound of its `entered`
   uint64_t published_ = 0;               // call records this rank has published
+  bool unchecked_ = false;
+  uint32_t unchecked_turn_ = 0;
+  int unchecked_who_ = -1;
   uint32_t next_turn_ = 0;
   std::atomic<uint32_t> serving_{0};
   PeerMappings mappings_;

@@ -17,7 +17,8 @@ Task allreduce_shm(CollContext &ctx, CollArgs args) {
   Turn turn(ch);
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // The vectors travel with the call records: one exchange of one cache line per rank.
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
+                           tiny.check_later);
     tiny_finish(ch, ticket, args);
     co_return;
   }
@@ -41,7 +42,8 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   const size_t bytes = args.bytes();
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // The root's vector travels with its call record.
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
+                           tiny.check_later);
     tiny_finish(ch, ticket, args);
     co_return;
   }

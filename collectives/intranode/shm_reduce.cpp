@@ -19,10 +19,8 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   const int root = ch.map().local_index[args.root];
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // Off the root: hand the vector over with the record; nothing comes back.
-    if (tiny.waits)
-      co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
-    else
-      co_await publish_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
+                           tiny.check_later);
     tiny_finish(ch, ticket, args);
     co_return;
   }

@@ -30,10 +30,8 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
   const size_t all = block * static_cast<size_t>(n);
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // The root hands the blocks over with its record; nothing comes back.
-    if (tiny.waits)
-      co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
-    else
-      co_await publish_call(ctx, ch, ticket, args, tiny.data, tiny.bytes);
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
+                           tiny.check_later);
     tiny_finish(ch, ticket, args);
     co_return;
   }

@@ -25,32 +25,33 @@ void combine(const NodeChannel &ch, const CollArgs &args, void *out, size_t coun
 
 TinyPlan tiny_plan(const NodeChannel &ch, const CollArgs &args) {
   const size_t n = static_cast<size_t>(ch.size());
+  if (n < 2) return {};
   const size_t bytes = args.bytes();
-  const bool is_root = static_cast<size_t>(ch.me()) == local_root(ch, args);
+  const int root = static_cast<int>(local_root(ch, args));
+  const bool is_root = ch.me() == root;
   switch (args.kind) {
     case CollKind::barrier:
-      return {true, nullptr, 0, true};
+      return {true, nullptr, 0, kEveryone};
     case CollKind::allreduce:
-      return {bytes > 0 && bytes <= kRoom, args.sendbuf, bytes, true};
+      return {bytes > 0 && bytes <= kRoom, args.sendbuf, bytes, kEveryone};
     case CollKind::broadcast:
-      // The root waits for every record too: a root that returned at once (tried) leaves a
-      // disagreement about the root seen by one rank only, and the others fail later with a
-      // vaguer error.
-      return {bytes > 0 && bytes <= kRoom, is_root ? args.recvbuf : nullptr, is_root ? bytes : 0,
-              true};
+      // The root hands the vector over and returns; the others need only its record.
+      if (is_root) return {bytes > 0 && bytes <= kRoom, args.recvbuf, bytes, kNobody, kEveryone};
+      return {bytes > 0 && bytes <= kRoom, nullptr, 0, root};
     case CollKind::reduce:
     case CollKind::gather:
       // Off the root: hand the vector (block) over with the record; nothing comes back.
-      return {bytes <= kRoom, args.sendbuf, bytes, is_root};
+      if (is_root) return {bytes <= kRoom, args.sendbuf, bytes, kEveryone};
+      return {bytes <= kRoom, args.sendbuf, bytes, kNobody, root};
     case CollKind::scatter:
-      // The root hands every block over with its record; the others wait for it.
-      return {bytes * n <= kRoom, is_root ? args.sendbuf : nullptr, is_root ? bytes * n : 0,
-              !is_root};
+      // The root hands every block over with its record; the others need only its record.
+      if (is_root) return {bytes * n <= kRoom, args.sendbuf, bytes * n, kNobody, kEveryone};
+      return {bytes * n <= kRoom, nullptr, 0, root};
     case CollKind::allgather:
-      return {bytes <= kRoom, args.sendbuf, bytes, true};
+      return {bytes <= kRoom, args.sendbuf, bytes, kEveryone};
     case CollKind::alltoall:
     case CollKind::reduce_scatter:
-      return {bytes * n <= kRoom, args.sendbuf, bytes * n, true};
+      return {bytes * n <= kRoom, args.sendbuf, bytes * n, kEveryone};
     default:
       return {};
   }

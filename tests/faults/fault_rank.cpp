@@ -113,6 +113,10 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
     rc = braid_broadcast(buf.data(), 100, BRAID_FLOAT32, odd ? 1 : 0, world);
   else if (what == "gather_root")  // small: the non-roots hand their block over and return
     rc = braid_gather(buf.data(), buf.data() + 500, 4, BRAID_FLOAT32, odd ? 1 : 0, world);
+  else if (what == "bcast_roots")  // small: rank 0 and the odd rank each think they are the root
+    rc = braid_broadcast(buf.data(), 4, BRAID_FLOAT32, odd ? size - 1 : 0, world);
+  else if (what == "reduce_roots")  // small, 2 ranks: each thinks the other is the root
+    rc = braid_reduce(buf.data(), buf.data() + 500, 4, BRAID_FLOAT32, BRAID_SUM, 1 - rank, world);
   else if (what == "allgatherv" || what == "alltoallv") {
     // Every rank sends 2 elements to each; the odd rank expects 3 from rank 0.
     const auto n = static_cast<size_t>(size);

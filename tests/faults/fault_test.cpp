@@ -232,6 +232,13 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"kind", 3, "is in allreduce #1, rank 2 in broadcast #1", "dup", true, "off"},
         // Ranks that only hand data over return at once; they learn at their next call.
         MismatchCase{"gather_root", 3, "rank 0 passed root 0, rank {odd} passed root 1"},
+        // Every rank returned without seeing the other side (two roots that hand their data
+        // over; two non-roots): they check the records at their next call.
+        MismatchCase{"bcast_roots", 2,
+                     "rank 0 passed root 0, rank 1 passed root 1 (in broadcast #1"},
+        MismatchCase{"bcast_roots", 3,
+                     "rank 0 passed root 0, rank 2 passed root 2 (in broadcast #1"},
+        MismatchCase{"reduce_roots", 2, "rank 0 passed root 1, rank 1 passed root 0 (in reduce #1"},
         // The v-variants: one rank's recvcounts disagree with what another sends it.
         MismatchCase{"allgatherv", 3,
                      "rank {odd}'s recvcounts[0] is 3 elements, rank 0's sendcount is 2"},
