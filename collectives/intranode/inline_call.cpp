@@ -1,5 +1,6 @@
 #include "intranode/inline_call.hpp"
 
+#include "error.hpp"
 #include "intranode/call_check.hpp"
 #include "intranode/tiny_calls.hpp"
 #include "kernels/reduce_kernels.hpp"
@@ -19,7 +20,8 @@ inline void cpu_relax() {
 
 bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, unsigned polls) {
   if (ch.size() < 2 || !ch.idle()) return false;
-  const TinyPlan tiny = tiny_plan(ch, args);
+  uint64_t stage[sizeof(CallSlot::data) / sizeof(uint64_t)];
+  const TinyPlan tiny = tiny_plan(ch, args, stage);
   if (!tiny.fits) return false;
   const uint32_t turn = ch.take_turn();  // held from here: nothing else was in flight
   args.turn_taken = true;
@@ -39,7 +41,12 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
     ch.saw_entered(s, turn + 1);
     if (!same_call(mine, ch.call_slot(s, turn).record)) return false;
   }
-  tiny_finish(ch, turn, args);
+  try {
+    // False: not small after all (alltoallv); the coroutine takes the large path.
+    if (!tiny_finish(ch, turn, args)) return false;
+  } catch (const detail::Disagreement &) {
+    return false;  // counts that disagree, found before anything was written: reported there
+  }
   if (args.op == BRAID_AVG && kind_info(args.kind).has_op && args.recvbuf != nullptr)
     finish_average(args.recvbuf, args.count, args.dtype, ranks);
   ch.end_turn();

@@ -12,6 +12,7 @@
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
+#include "intranode/tiny_calls.hpp"
 
 namespace braid::coll {
 
@@ -27,43 +28,22 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   auto rank_of = [&](int s) { return static_cast<size_t>(ch.world_rank(s)); };
   auto bytes_of = [&](int s) { return args.counts[rank_of(s)] * es; };
   auto place = [&](int s) { return recv + args.displs[rank_of(s)] * es; };
-  size_t largest = 0;
-  for (int s = 0; s < ch.size(); ++s) largest = std::max(largest, bytes_of(s));
-  // The record carries [sendcount][recvcounts, where they fit][block, when it fits]: every rank
-  // checks every rank's recvcounts against every sendcount in the same order, so all of them
-  // fail with the same message naming the first pair that differs. Whether the block fits is
-  // decided from the recvcounts, the same on every rank that agrees with the others.
-  const auto n = static_cast<size_t>(ch.size());
-  const bool with_counts = (1 + n) * sizeof(uint64_t) <= sizeof(CallSlot::data);
-  const size_t head = (with_counts ? 1 + n : 1) * sizeof(uint64_t);
-  const bool tiny = largest <= sizeof(CallSlot::data) - head;
+  // Blocks that fit travel with the records (tiny_calls.hpp); larger ones walk windows after the
+  // records (the allgatherv head: sendcount and recvcounts) are checked.
   uint64_t staged[sizeof(CallSlot::data) / sizeof(uint64_t)];
-  staged[0] = args.count;
-  for (size_t r = 0; with_counts && r < n; ++r) staged[1 + r] = args.counts[r];
-  const size_t own_bytes = args.count * es;
-  if (tiny && own_bytes <= sizeof(staged) - head)
-    copy_bytes(reinterpret_cast<char *>(staged) + head, send, own_bytes);
-  co_await agree_on_call(ctx, ch, ticket, args, staged, tiny ? head + own_bytes : head);
-  auto words = [&](int s) {
-    return reinterpret_cast<const uint64_t *>(ch.call_slot(s, ticket).data);
-  };
-  for (int s = 0; s < ch.size(); ++s) {  // block s, as rank s sends it
-    if (!with_counts) {
-      check_v_count(ch.world_rank(me), "recvcounts", ch.world_rank(s), args.counts[rank_of(s)],
-                    "sendcount", words(s)[0]);
-      continue;
-    }
-    for (int r = 0; r < ch.size(); ++r)  // ... and as rank r expects it
-      check_v_count(ch.world_rank(r), "recvcounts", ch.world_rank(s), words(r)[1 + rank_of(s)],
-                    "sendcount", words(s)[0]);
-  }
-  if (place(me) != send) copy_bytes(place(me), send, own_bytes);  // else in place
-  if (tiny) {
-    for (int s = 0; s < ch.size(); ++s)
-      if (s != me)
-        copy_bytes(place(s), reinterpret_cast<const char *>(words(s)) + head, bytes_of(s));
+  if (const TinyPlan tiny = tiny_plan(ch, args, staged); tiny.fits) {
+    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
+                           tiny.check_later);
+    tiny_finish(ch, ticket, args);
     co_return;
   }
+  size_t largest = 0;
+  for (int s = 0; s < ch.size(); ++s) largest = std::max(largest, bytes_of(s));
+  const size_t head = stage_allgatherv_head(ch, args, staged);
+  co_await agree_on_call(ctx, ch, ticket, args, staged, head);
+  check_allgatherv_counts(ch, ticket, args);
+  const size_t own_bytes = args.count * es;
+  if (place(me) != send) copy_bytes(place(me), send, own_bytes);  // else in place
   constexpr size_t piece = NodeChannel::kWindow;
   // Bytes of block `s` that window k carries.
   auto len = [&](int s, uint32_t k) {

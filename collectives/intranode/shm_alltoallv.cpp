@@ -2,7 +2,7 @@
 // size. A rank does not know what the others send each other, so each record carries the
 // rank's largest send block (how many windows the call walks: the largest of them all) and,
 // where they fit, its sendcounts, against which every rank checks its recvcounts before any
-// window is taken.
+// window is taken, and its blocks when they all fit (then no window is taken at all).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +13,7 @@
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
+#include "intranode/tiny_calls.hpp"
 
 namespace braid::coll {
 
@@ -31,31 +32,18 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
   auto in = [&](int s) { return recv + args.recv_displs[rank_of(s)] * es; };
   auto in_bytes = [&](int s) { return args.recv_counts[rank_of(s)] * es; };
 
-  // The record carries [largest send block][sendcounts][recvcounts], the counts where they
-  // fit: every rank checks the whole matrix in the same order, so all of them fail with the
-  // same message naming the first pair that differs.
+  // The record (tiny_calls.hpp: the alltoallv head, then this rank's blocks where they all
+  // fit) is checked by tiny_finish, which completes the call when every rank's blocks came with
+  // its record; else the blocks walk windows.
   uint64_t staged[sizeof(CallSlot::data) / sizeof(uint64_t)];
-  const auto un = static_cast<size_t>(n);
-  const bool with_counts = 1 + 2 * un <= std::size(staged);
-  staged[0] = 0;
-  for (int d = 0; d < n; ++d) staged[0] = std::max<uint64_t>(staged[0], out_bytes(d));
-  for (size_t r = 0; with_counts && r < un; ++r) {
-    staged[1 + r] = args.counts[r];
-    staged[1 + un + r] = args.recv_counts[r];
-  }
-  const size_t record_bytes = sizeof(uint64_t) * (with_counts ? 1 + 2 * un : 1);
-  co_await agree_on_call(ctx, ch, ticket, args, staged, record_bytes);
+  const TinyPlan plan = tiny_plan(ch, args, staged);
+  co_await agree_on_call(ctx, ch, ticket, args, plan.data, plan.bytes);
+  if (tiny_finish(ch, ticket, args)) co_return;
   auto words = [&](int s) {
     return reinterpret_cast<const uint64_t *>(ch.call_slot(s, ticket).data);
   };
   uint64_t largest = 0;
   for (int s = 0; s < n; ++s) largest = std::max(largest, words(s)[0]);
-  for (int s = 0; s < n && with_counts; ++s)  // what rank s sends
-    for (int r = 0; r < n; ++r) {             // ... to rank r, and what r expects from s
-      const size_t rs = rank_of(s), rr = rank_of(r);
-      check_v_count(static_cast<int>(rr), "recvcounts", static_cast<int>(rs), words(r)[1 + un + rs],
-                    "sendcounts", words(s)[1 + rr], static_cast<int>(rr));
-    }
   if (in_bytes(me) > 0) std::memcpy(in(me), out(me), in_bytes(me));
   const size_t piece = pair_piece(n, es);
   auto len = [&](size_t bytes, uint32_t k) {

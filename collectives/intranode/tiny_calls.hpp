@@ -24,11 +24,27 @@ struct TinyPlan {
 };
 
 // The plan for `args` on this rank; fits == false for calls too large for a record and for
-// the kinds that have no small form here (the v-variants carry counts and check them first).
-TinyPlan tiny_plan(const NodeChannel &ch, const CollArgs &args);
+// the kinds that have no small form here. `stage` (sizeof(CallSlot::data) bytes, or null):
+// where the kinds whose record is built rather than copied build it (allgatherv: its head,
+// then its block; alltoallv: [largest send block][bytes of the blocks packed after the head,
+// or ~0 when they do not fit][sendcounts][recvcounts], the counts where they fit, then the
+// blocks in rank order); without it they have no small form.
+TinyPlan tiny_plan(const NodeChannel &ch, const CollArgs &args, uint64_t *stage = nullptr);
+
+// allgatherv's record starts with a head: [sendcount][recvcounts, where they fit]. Every rank
+// checks every rank's recvcounts against every sendcount in the same order, so all of them fail
+// with the same message naming the first pair that differs. Writes the head into `stage`;
+// returns its bytes.
+size_t stage_allgatherv_head(const NodeChannel &ch, const CollArgs &args, uint64_t *stage);
+// The check, on the records of `turn` (throws Disagreement).
+void check_allgatherv_counts(const NodeChannel &ch, uint32_t turn, const CollArgs &args);
 
 // Completes the call once every record of `turn` this rank needs is published and agreed
 // (right after publishing its own when the plan does not wait).
-void tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args);
+// Throws Disagreement, before writing anything, when the records' counts disagree (the
+// v-variants). False, with nothing written, when the records say the call is not small after
+// all (alltoallv: the plan always fits, and whether every rank's blocks came with its record
+// is known only from the records); the algorithm then takes its large path.
+bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args);
 
 }  // namespace braid::coll

@@ -113,6 +113,50 @@ void every_kind_at(int root, bool late) {
       << braid_last_error();
   for (size_t i = 0; i < k; ++i) EXPECT_EQ(out[i], sum_over_ranks(i, me)) << "reduce_scatter";
 
+  // allgatherv: rank r sends r + 1 elements, placed after a gap of one.
+  const auto un = static_cast<size_t>(n);
+  std::vector<size_t> counts(un), displs(un);
+  for (size_t r = 0, at = 0; r < un; at += r + 2, ++r) {
+    counts[r] = r + 1;
+    displs[r] = at;
+  }
+  std::vector<int32_t> varied(displs[un - 1] + un + 1, -1), own(static_cast<size_t>(me) + 1);
+  for (size_t i = 0; i < own.size(); ++i) own[i] = value(me, i);
+  arrive(late, root);
+  ASSERT_EQ(braid_allgatherv(own.data(), own.size(), varied.data(), counts.data(), displs.data(),
+                             BRAID_INT32, world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  for (int r = 0; r < n; ++r)
+    for (size_t i = 0; i < counts[static_cast<size_t>(r)]; ++i)
+      EXPECT_EQ(varied[displs[static_cast<size_t>(r)] + i], value(r, i)) << "allgatherv " << r;
+
+  // alltoallv: rank s sends (s + d) % 3 elements to rank d, packed in rank order.
+  auto pair = [](int s, int d) { return static_cast<size_t>((s + d) % 3); };
+  std::vector<size_t> sc(un), sd(un), rc(un), rd(un);
+  size_t send_total = 0, recv_total = 0;
+  for (int d = 0; d < n; ++d) {
+    const auto u = static_cast<size_t>(d);
+    sc[u] = pair(me, d);
+    sd[u] = send_total;
+    send_total += sc[u];
+    rc[u] = pair(d, me);
+    rd[u] = recv_total;
+    recv_total += rc[u];
+  }
+  std::vector<int32_t> vs(send_total + 1), vr(recv_total + 1, -1);
+  for (int d = 0; d < n; ++d)
+    for (size_t i = 0; i < sc[static_cast<size_t>(d)]; ++i)
+      vs[sd[static_cast<size_t>(d)] + i] = value(me, i) + d;
+  arrive(late, root);
+  ASSERT_EQ(braid_alltoallv(vs.data(), sc.data(), sd.data(), vr.data(), rc.data(), rd.data(),
+                            BRAID_INT32, world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  for (int s = 0; s < n; ++s)
+    for (size_t i = 0; i < rc[static_cast<size_t>(s)]; ++i)
+      EXPECT_EQ(vr[rd[static_cast<size_t>(s)] + i], value(s, i) + me) << "alltoallv from " << s;
+
   arrive(late, root);
   ASSERT_EQ(braid_barrier(world()), BRAID_SUCCESS) << braid_last_error();
 }
