@@ -63,7 +63,6 @@ void write_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, const 
   CallSlot &slot = ch.call_slot(ch.me(), turn);
   slot.record = mine;
   if (tiny_bytes > 0) std::memcpy(slot.data, tiny, tiny_bytes);
-  ch.note_published();
   ch.publish_entry(turn);
 }
 
@@ -150,6 +149,9 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
         for (int s = 0; s < ch.size(); ++s)  // every record, for the wording
           if (s != ch.me())
             co_await ctx.wait_flag(ch.entered(s, prev, "enter the previous collective"));
+        // This turn's record still goes out, so that the others' next entries, which wait for
+        // it, see this turn taken (the records of `prev` are in the other slot).
+        write_record(ch, turn, mine, nullptr, 0);
         report_previous(ch, prev);
       }
       ch.clear_unchecked();

@@ -91,7 +91,9 @@ int NodeChannel::buffer_blocker(uint32_t window) {
 }
 
 int NodeChannel::slot_blocker(uint32_t turn) {
-  if (published_ < 2) return -1;  // the slot was never written
+  // The first two turns write slots never written before. Counted in turns taken, not records
+  // published: a turn taken and then given up (a failed call) still moves the slots on.
+  if (turns_taken_ <= 2) return -1;
   for (int s = 0; s < size(); ++s) {
     if (s == me() || static_cast<int32_t>(known_entered_[s] - turn) >= 0) continue;
     // Its entry into turn - 1 is the mark of the other slot.

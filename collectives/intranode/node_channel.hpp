@@ -174,7 +174,7 @@ class NodeChannel {
   void saw_entered(int local, uint32_t v) {
     if (static_cast<int32_t>(v - known_entered_[local]) > 0) known_entered_[local] = v;
   }
-  void note_published() { ++published_; }
+
   // The call of `turn` returned without comparing its record with the ones it must (`who`: a
   // local rank, or -1 for every one): they are compared when this rank enters its next call
   // (call_check.hpp).
@@ -190,7 +190,10 @@ class NodeChannel {
 
   // Collectives through the segment run one at a time per rank, in the order they started, so
   // the window sequence is the same on every rank even with non-blocking calls in flight.
-  uint32_t take_turn() { return next_turn_++; }
+  uint32_t take_turn() {
+    ++turns_taken_;
+    return next_turn_++;
+  }
   // No collective holds or waits for a turn.
   bool idle() const { return serving_.load(std::memory_order_relaxed) == next_turn_; }
   FlagWait turn(uint32_t ticket) const { return FlagWait{&serving_, ticket, -1, 0, nullptr, ""}; }
@@ -206,7 +209,7 @@ class NodeChannel {
   uint32_t next_window_ = 0;
   std::vector<uint32_t> known_done_;     // per local rank: a lower bound of its `done`
   std::vector<uint32_t> known_entered_;  // per local rank: a lower bound of its `entered`
-  uint64_t published_ = 0;               // call records this rank has published
+  uint64_t turns_taken_ = 0;             // not wrapping: the first two turns write fresh slots
   bool unchecked_ = false;
   uint32_t unchecked_turn_ = 0;
   int unchecked_who_ = -1;

@@ -61,7 +61,8 @@ TinyPlan stage_alltoallv(const NodeChannel &ch, const CollArgs &args, uint64_t *
   char *at = reinterpret_cast<char *>(stage) + head;
   const auto *send = static_cast<const char *>(args.sendbuf);
   for (int d = 0; packed && d < ch.size(); ++d) {
-    if (d == ch.me()) continue;
+    // Pointers into sendbuf only for blocks with bytes: it may be null when all are empty.
+    if (d == ch.me() || out_bytes(d) == 0) continue;
     copy_bytes(at, send + args.displs[static_cast<size_t>(ch.world_rank(d))] * es, out_bytes(d));
     at += out_bytes(d);
   }
@@ -226,13 +227,15 @@ bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
       auto rank_of = [&](int s) { return static_cast<size_t>(ch.world_rank(s)); };
       auto in = [&](int s) { return recv + args.recv_displs[rank_of(s)] * es; };
       auto in_bytes = [&](int s) { return args.recv_counts[rank_of(s)] * es; };
-      const char *own = send + args.displs[rank_of(me)] * es;
       // The others' blocks come from their records, so in place (recvbuf is sendbuf) needs
-      // nothing special: only this rank's own block is read from sendbuf, and it moves first
-      // only when it stays where it is.
-      if (in(me) != own) copy_bytes(in(me), own, in_bytes(me));
+      // nothing special: only this rank's own block is read from sendbuf. Pointers into the
+      // buffers only for blocks with bytes: a buffer may be null when all its blocks are empty.
+      if (in_bytes(me) > 0) {
+        const char *own = send + args.displs[rank_of(me)] * es;
+        if (in(me) != own) copy_bytes(in(me), own, in_bytes(me));
+      }
       for (int s = 0; s < n; ++s) {
-        if (s == me) continue;
+        if (s == me || in_bytes(s) == 0) continue;
         size_t at = head;  // rank s's blocks for the others before this rank come first
         for (int d = 0; d < me; ++d)
           if (d != s) at += words(s)[2 + rank_of(d)] * es;

@@ -195,6 +195,93 @@ TEST(InlineCalls, OnlyBlockingNodeLocalCallsCompleteInline) {
   EXPECT_EQ(v, 1);
 }
 
+// BRAID_AVG divides once whichever path completes the call, and the in-place forms read their
+// own contribution before the result overwrites it.
+TEST(InlineCalls, AverageAndInPlaceForms) {
+  const int n = size(), me = rank();
+  for (bool late : {false, true}) {
+    SCOPED_TRACE(late ? "late peers" : "peers on time");
+    std::vector<int32_t> v = {10 * me, 10 * me + 7, -10 * me};
+    arrive(late, 0);
+    ASSERT_EQ(braid_allreduce(v.data(), v.data(), v.size(), BRAID_INT32, BRAID_AVG, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    const int32_t sum = 10 * n * (n - 1) / 2;
+    EXPECT_EQ(v[0], sum / n);
+    EXPECT_EQ(v[1], (sum + 7 * n) / n);
+    EXPECT_EQ(v[2], -sum / n);  // truncated toward zero
+
+    const int root = n - 1;
+    std::vector<int32_t> r = {me + 1, 2 * me};
+    arrive(late, root);
+    ASSERT_EQ(braid_reduce(r.data(), me == root ? r.data() : nullptr, r.size(), BRAID_INT32,
+                           BRAID_SUM, root, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    if (me == root) {
+      EXPECT_EQ(r[0], n * (n + 1) / 2);
+      EXPECT_EQ(r[1], n * (n - 1));
+    }
+
+    const auto un = static_cast<size_t>(n), k = size_t{2};
+    std::vector<int32_t> all(k * un, -1);  // allgather in place: my block already there
+    for (size_t i = 0; i < k; ++i) all[static_cast<size_t>(me) * k + i] = value(me, i);
+    arrive(late, 0);
+    ASSERT_EQ(braid_allgather(all.data() + static_cast<size_t>(me) * k, all.data(), k, BRAID_INT32,
+                              world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    for (int q = 0; q < n; ++q)
+      for (size_t i = 0; i < k; ++i)
+        EXPECT_EQ(all[static_cast<size_t>(q) * k + i], value(q, i)) << "allgather " << q;
+
+    std::vector<int32_t> x(k * un);  // alltoall in place
+    for (int d = 0; d < n; ++d)
+      for (size_t i = 0; i < k; ++i) x[static_cast<size_t>(d) * k + i] = value(me, i) + d;
+    arrive(late, 0);
+    ASSERT_EQ(braid_alltoall(x.data(), x.data(), k, BRAID_INT32, world()), BRAID_SUCCESS)
+        << braid_last_error();
+    for (int q = 0; q < n; ++q)
+      for (size_t i = 0; i < k; ++i)
+        EXPECT_EQ(x[static_cast<size_t>(q) * k + i], value(q, i) + me) << "alltoall " << q;
+
+    std::vector<int32_t> rs(k * un);  // reduce_scatter in place: my block of sendbuf
+    for (int d = 0; d < n; ++d)
+      for (size_t i = 0; i < k; ++i) rs[static_cast<size_t>(d) * k + i] = me + d;
+    int32_t *mine = rs.data() + static_cast<size_t>(me) * k;
+    arrive(late, 0);
+    ASSERT_EQ(braid_reduce_scatter(rs.data(), mine, k, BRAID_INT32, BRAID_AVG, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t i = 0; i < k; ++i) EXPECT_EQ(mine[i], (n * (n - 1) / 2 + n * me) / n);
+  }
+}
+
+// An alltoallv whose blocks do not fit the records: every rank learns it from the records and
+// the call walks the windows, whether it was attempted inline or handed over by a rank whose
+// peers were late.
+TEST(InlineCalls, AlltoallvTooLargeForTheRecordsWalksTheWindows) {
+  const int n = size(), me = rank();
+  const auto un = static_cast<size_t>(n);
+  const size_t k = 300;  // 1200 bytes to each rank: more than a record holds from 2 ranks on
+  for (bool late : {false, true}) {
+    std::vector<size_t> counts(un, k), displs(un);
+    for (size_t d = 0; d < un; ++d) displs[d] = d * k;
+    std::vector<int32_t> send(k * un), recv(k * un, -1);
+    for (int d = 0; d < n; ++d)
+      for (size_t i = 0; i < k; ++i) send[static_cast<size_t>(d) * k + i] = value(me, i) + d;
+    arrive(late, 0);
+    ASSERT_EQ(braid_alltoallv(send.data(), counts.data(), displs.data(), recv.data(), counts.data(),
+                              displs.data(), BRAID_INT32, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    for (int q = 0; q < n; ++q)
+      for (size_t i = 0; i < k; ++i)
+        ASSERT_EQ(recv[static_cast<size_t>(q) * k + i], value(q, i) + me)
+            << "from " << q << (late ? ", late peers" : "");
+  }
+}
+
 // A non-blocking call in flight keeps the next blocking one off the inline path (the node's
 // turns are taken in call order), and both still complete with the right results.
 TEST(InlineCalls, ABlockingCallBehindANonBlockingOneWaitsItsTurn) {
