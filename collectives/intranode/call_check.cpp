@@ -149,9 +149,11 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
         for (int s = 0; s < ch.size(); ++s)  // every record, for the wording
           if (s != ch.me())
             co_await ctx.wait_flag(ch.entered(s, prev, "enter the previous collective"));
-        // This turn's record still goes out, so that the others' next entries, which wait for
-        // it, see this turn taken (the records of `prev` are in the other slot).
-        write_record(ch, turn, mine, nullptr, 0);
+        // Fails before publishing this turn: the ranks waiting in it then fail too, by the
+        // notice, instead of completing it without this rank (publishing first was tried:
+        // a receiver that had compared only the root's record then returned success). The
+        // turn stays unpublished, so a rank that carries on after the error waits for it and
+        // times out naming this rank: ranks are out of step after a disagreement.
         report_previous(ch, prev);
       }
       ch.clear_unchecked();
