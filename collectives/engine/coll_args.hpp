@@ -60,6 +60,12 @@ inline AgreedFields agreed_fields(const CollArgs &a) {
           info.has_op ? static_cast<int32_t>(a.op) : -1, info.has_root ? a.root : -1};
 }
 
+// Whether the call's result is a sum still to be divided by the rank count (BRAID_AVG): every
+// kind with an op leaves its result, `count` elements, in recvbuf (null off a reduce's root).
+inline bool needs_average(const CollArgs &a) {
+  return a.op == BRAID_AVG && kind_info(a.kind).has_op && a.recvbuf != nullptr;
+}
+
 // Every algorithm has this signature; CollArgs is taken by value so the coroutine frame owns it.
 using AlgorithmFn = Task (*)(CollContext &ctx, CollArgs args);
 

@@ -18,9 +18,7 @@ Collective::Collective(detail::Transport &transport, ScratchPool &scratch, int r
     : label_(label), ctx_(transport, scratch, rank, size, tag_base, timeout_s, members) {
   ctx_.set_node(node);
   ctx_.set_seq(label.seq);
-  // Every kind with an op leaves its result, `count` elements, in recvbuf (null off a reduce's
-  // root).
-  if (args.op == BRAID_AVG && kind_info(args.kind).has_op && args.recvbuf != nullptr) {
+  if (needs_average(args)) {
     average_buf_ = args.recvbuf;
     average_count_ = args.count;
     average_dtype_ = args.dtype;

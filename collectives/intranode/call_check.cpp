@@ -97,9 +97,7 @@ bool pending_check(NodeChannel &ch, uint32_t turn, uint32_t *prev) {
 bool records_agree(NodeChannel &ch, uint32_t prev, int who) {
   const CallRecord mine = ch.call_slot(ch.me(), prev).record;
   for (int s = 0; s < ch.size(); ++s)
-    if (s != ch.me() && (who == kEveryone || s == who) &&
-        !same_call(mine, ch.call_slot(s, prev).record))
-      return false;
+    if (among(s, who, ch.me()) && !same_call(mine, ch.call_slot(s, prev).record)) return false;
   return true;
 }
 
@@ -124,8 +122,7 @@ bool previous_call_agrees(NodeChannel &ch, uint32_t turn) {
   if (!pending_check(ch, turn, &prev)) return true;
   const int who = ch.unchecked_who();
   for (int s = 0; s < ch.size(); ++s)
-    if (s != ch.me() && (who == kEveryone || s == who) && !ch.entered(s, prev, "").reached())
-      return false;
+    if (among(s, who, ch.me()) && !ch.entered(s, prev, "").reached()) return false;
   if (!records_agree(ch, prev, who)) return false;
   ch.clear_unchecked();
   return true;
@@ -143,7 +140,7 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
     if (uint32_t prev; pending_check(ch, turn, &prev)) {
       const int who = ch.unchecked_who();
       for (int s = 0; s < ch.size(); ++s)
-        if (s != ch.me() && (who == kEveryone || s == who))
+        if (among(s, who, ch.me()))
           co_await ctx.wait_flag(ch.entered(s, prev, "enter the previous collective"));
       if (!records_agree(ch, prev, who)) {
         for (int s = 0; s < ch.size(); ++s)  // every record, for the wording
@@ -162,7 +159,7 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
   }
   if (check_later != kNobody) ch.defer_check(turn, check_later);
   for (int s = 0; s < ch.size(); ++s) {
-    if (s == ch.me() || (wait_for != kEveryone && s != wait_for)) continue;
+    if (!among(s, wait_for, ch.me())) continue;
     co_await ctx.wait_flag(entered(ch, s, turn));
     compare_record(ch, turn, mine, s);
   }

@@ -29,6 +29,10 @@ void write_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, const 
 // scatter's root, as an eager send returns in MPI).
 inline constexpr int kEveryone = -1;
 inline constexpr int kNobody = -2;
+// Whether local rank `s` is one of `who` (kEveryone, a local rank, kNobody) other than `me`.
+inline bool among(int s, int who, int me) {
+  return s != me && (who == kEveryone || s == who);
+}
 
 // `turn` is the ticket this rank's call took (call_turn). When the inline path already
 // published this rank's record (CollArgs::entered) only the others' are awaited. `tiny` (up to

@@ -31,8 +31,8 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
   write_record(ch, turn, mine, tiny.data, tiny.bytes);
   args.entered = true;
   if (tiny.check_later != kNobody) ch.defer_check(turn, tiny.check_later);
-  for (int s = 0; tiny.wait_for != kNobody && s < ch.size(); ++s) {
-    if (s == ch.me() || (tiny.wait_for != kEveryone && s != tiny.wait_for)) continue;
+  for (int s = 0; s < ch.size(); ++s) {
+    if (!among(s, tiny.wait_for, ch.me())) continue;
     const FlagWait entered = ch.entered(s, turn, "");
     for (unsigned left = polls; !entered.reached(); --left) {
       if (left == 0) return false;
@@ -47,8 +47,7 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
   } catch (const detail::Disagreement &) {
     return false;  // counts that disagree, found before anything was written: reported there
   }
-  if (args.op == BRAID_AVG && kind_info(args.kind).has_op && args.recvbuf != nullptr)
-    finish_average(args.recvbuf, args.count, args.dtype, ranks);
+  if (needs_average(args)) finish_average(args.recvbuf, args.count, args.dtype, ranks);
   ch.end_turn();
   ch.count_inline_call();
   return true;
