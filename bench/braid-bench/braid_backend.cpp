@@ -73,22 +73,33 @@ std::string BraidBackend::transport() const {
 
 std::string BraidBackend::algorithm(Collective c, size_t bytes, size_t count) const {
   std::string name = braid_algorithm(c, bytes, count, size_);
-  // The selection table cannot know the buffers; the counter says whether the calls of this
-  // size went in place: "auto(shm)" becomes "auto(shm:zero-copy)".
-  const uint64_t now = zero_copy_calls();
-  if (now != zero_copy_seen_ && !name.empty() && name.back() == ')')
-    name.insert(name.size() - 1, ":zero-copy");
-  zero_copy_seen_ = now;
+  // The selection table cannot know the buffers, nor what the node path measured: the counters
+  // say how the calls of this size went. "auto(shm)" becomes "auto(shm:zero-copy)" when they
+  // went in place, "auto(shm:single-copy)" when most went by CMA (at least a quarter of all
+  // calls started: in osu mode a barrier precedes each timed call).
+  const uint64_t zero = counter("intranode_zero_copy_calls");
+  const uint64_t single = counter("intranode_single_copy_calls");
+  const uint64_t started = counter("collectives_started");
+  const char *tag = nullptr;
+  if (zero != zero_copy_seen_)
+    tag = ":zero-copy";
+  else if (4 * (single - single_copy_seen_) >= started - started_seen_ &&
+           single != single_copy_seen_)
+    tag = ":single-copy";
+  if (tag != nullptr && !name.empty() && name.back() == ')') name.insert(name.size() - 1, tag);
+  zero_copy_seen_ = zero;
+  single_copy_seen_ = single;
+  started_seen_ = started;
   return name;
 }
 
-uint64_t BraidBackend::zero_copy_calls() const {
+uint64_t BraidBackend::counter(const char *wanted) const {
   size_t n = 0;
   if (braid_comm_counters(world_, nullptr, &n) != BRAID_SUCCESS || n == 0) return 0;
   std::vector<braid_counter_t> all(n);
   if (braid_comm_counters(world_, all.data(), &n) != BRAID_SUCCESS) return 0;
   for (size_t i = 0; i < n && i < all.size(); ++i)
-    if (std::string(all[i].name) == "intranode_zero_copy_calls") return all[i].value;
+    if (std::string(all[i].name) == wanted) return all[i].value;
   return 0;
 }
 

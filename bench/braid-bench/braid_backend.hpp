@@ -35,13 +35,16 @@ class BraidBackend final : public Backend {
   void free_buffer(void *p) override;
 
  private:
-  // braid's count of node-local collectives done in place (zero-copy) on braid_mem_alloc
-  // buffers, as of the last algorithm() call: a size whose calls moved it ran that path.
-  uint64_t zero_copy_calls() const;
+  // braid's counter `name` (braid_comm_counters), 0 when it has none.
+  uint64_t counter(const char *name) const;
   braid_comm_t world_;
   int rank_;
   int size_;
+  // As of the last algorithm() call: node-local collectives done in place (zero-copy) on
+  // braid_mem_alloc buffers, by single copy (CMA) on ordinary ones, and all collectives.
   mutable uint64_t zero_copy_seen_ = 0;
+  mutable uint64_t single_copy_seen_ = 0;
+  mutable uint64_t started_seen_ = 0;
 };
 
 braid_dtype_t to_braid(Dtype d);

@@ -1,10 +1,14 @@
 #include "intranode/direct.hpp"
 
+#include <time.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include "engine/partition.hpp"
+#include "error.hpp"
 #include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
@@ -42,25 +46,121 @@ Task wait_all_done(CollContext &ctx, NodeChannel &ch, uint32_t w, const char *wh
   }
 }
 
+// A peer's buffer as this rank reaches it: mapped into this process, or read through CMA.
+struct PeerBuffer {
+  const char *mapped = nullptr;
+  int pid = 0;
+  uint64_t addr = 0;  // in the peer, when not mapped
+};
+
+// Peer `s`'s buffer of `bytes` described by `ref`; false when it can be neither mapped nor read.
+bool open_peer(NodeChannel &ch, int s, SharedRef ref, size_t bytes, PeerBuffer *out) {
+  if (ref.valid()) {
+    out->mapped = ch.map_peer(s, ref, bytes);
+    return out->mapped != nullptr;
+  }
+  if (!ref.cma()) return false;
+  out->pid = ch.pid(s);
+  out->addr = ref.offset;
+  return ch.cma_usable(s);
+}
+
+void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, void *dst,
+               size_t bytes) {
+  if (b.mapped != nullptr) {
+    std::memcpy(dst, b.mapped + offset, bytes);
+    return;
+  }
+  // CMA worked for this peer before (cma_usable), so a refusal now means it is gone or its
+  // buffer is: the peer's error, not this call's arguments.
+  if (!cma_read(b.pid, b.addr + offset, dst, bytes))
+    detail::fail(BRAID_ERR_PEER_FAILED, "reading ", bytes, " bytes of rank ", ch.world_rank(s),
+                 "'s buffer with process_vm_readv (pid ", b.pid, "): ", std::strerror(errno));
+}
+
+// Whether this rank is ready to go direct with the peers' buffers it opened (`opened`), and
+// what it tells its chooser: reading any of them by CMA is single copy, which it may decline.
+bool ready_to_read(NodeChannel &ch, bool opened, bool any_cma, size_t bytes, DirectResult *res) {
+  if (!any_cma) return opened;
+  res->chose = true;
+  return ch.cma_wanted(bytes) && opened;
+}
+
+void count(NodeChannel &ch, bool single, DirectResult *res) {
+  res->ran = true;
+  res->single = single;
+  if (single)
+    ch.count_single_copy_call();
+  else
+    ch.count_direct_call();
+}
+
+// A root-read call (broadcast, scatter) whose root offered its buffer for single copy, which it
+// does only when every reader asked for it (readers_want_single) and so checked it may: no
+// agreement step; the readers copy their part, and the root waits until all have.
+Task read_root_single(CollContext &ctx, NodeChannel &ch, CollArgs args, int root, uint64_t addr,
+                      size_t offset, DirectResult *res) {
+  const uint32_t w = ch.take_window();
+  if (ch.me() != root)
+    copy_from(ch, root, PeerBuffer{nullptr, ch.pid(root), addr}, offset, args.recvbuf,
+              args.bytes());
+  ch.publish(&PeerControl::done, w + 1);
+  if (ch.me() == root) co_await wait_all_done(ctx, ch, w, "copy from the root's buffer");
+  count(ch, true, res);
+}
+
+// What a reader of a root's ordinary buffer tells its chooser after the call.
+void note_reader(const NodeChannel &ch, SharedRef r, int root, size_t copied, DirectResult *res) {
+  if (ch.me() != root && !r.valid() && ch.cma_offered(copied)) {
+    res->chose = true;
+    res->read_root = root;
+  }
+}
+
 }  // namespace
 
-DirectRefs direct_refs(const CollArgs &args) {
+uint64_t now_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+}
+
+void report_copy(NodeChannel &ch, const DirectResult &r, size_t bytes, uint64_t since_ns) {
+  if (!r.chose) return;
+  ch.cma_measured(r.single, bytes, now_ns() - since_ns);
+  if (r.read_root >= 0) ch.publish_read_choice(r.read_root, bytes);
+}
+
+SharedRef offer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied) {
+  if (p == nullptr) return {};
+  if (copied >= kDirectMinBytes)
+    if (const SharedRef mapped = shared_ref(p, bytes); mapped.valid()) return mapped;
+  return ch.cma_offered(copied) ? cma_ref(p) : SharedRef{};
+}
+
+DirectRefs direct_refs(const NodeChannel &ch, const CollArgs &args) {
   const size_t bytes = args.bytes();
-  if (bytes < kDirectMinBytes) return {};
   DirectRefs r;
   // Allgather reads the others' send buffers (one block each; in place, inside recvbuf).
   if (args.kind == CollKind::allgather) {
-    r.send = shared_ref(args.sendbuf, bytes);
+    r.send = offer(ch, args.sendbuf, bytes, bytes);
     return r;
   }
+  if (args.kind == CollKind::broadcast) {  // the others read the root's
+    if (ch.world_rank(ch.me()) == args.root)
+      r.recv = offer_root_buffer(ch, args.recvbuf, bytes, bytes);
+    return r;
+  }
+  if (bytes < kDirectMinBytes) return r;
   r.recv = shared_ref(args.recvbuf, bytes);
   if (args.kind == CollKind::allreduce && r.recv.valid())
     r.send = args.in_place() ? r.recv : shared_ref(args.sendbuf, bytes);
   return r;
 }
 
-Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, bool *ran) {
-  *ran = false;
+Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                      DirectResult *res) {
+  *res = {};
   const int n = ch.size();
   const int me = ch.me();
   const size_t bytes = args.bytes();
@@ -111,19 +211,30 @@ Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
   co_await wait_all_done(ctx, ch, w, "write its share of the result");
-  ch.count_direct_call();
-  *ran = true;
+  count(ch, false, res);
+}
+
+SharedRef offer_root_buffer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied) {
+  if (p == nullptr) return {};
+  if (copied >= kDirectMinBytes)
+    if (const SharedRef mapped = shared_ref(p, bytes); mapped.valid()) return mapped;
+  return ch.readers_want_single(copied) ? cma_ref(p) : SharedRef{};
 }
 
 Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
-                      bool *ran) {
-  *ran = false;
+                      DirectResult *res) {
+  *res = {};
   const int me = ch.me();
   const size_t bytes = args.bytes();
-  if (ch.size() < 2 || bytes < kDirectMinBytes) co_return;
-  const DirectRefs r = refs_of(ch, root, turn);
-  if (!r.recv.valid()) co_return;  // only the root's buffer is read by others
-  const char *src = me == root ? nullptr : ch.map_peer(root, r.recv, bytes);
+  if (ch.size() < 2) co_return;
+  const SharedRef r = refs_of(ch, root, turn).recv;
+  note_reader(ch, r, root, bytes, res);
+  if (r.cma()) {
+    co_await read_root_single(ctx, ch, args, root, r.offset, 0, res);
+    co_return;
+  }
+  if (!r.valid()) co_return;  // only the root's buffer is read by others
+  const char *src = me == root ? nullptr : ch.map_peer(root, r, bytes);
   const uint32_t w = ch.take_window();
   bool all = false;
   co_await agree_to_go_direct(ctx, ch, w, me == root || src != nullptr, &all);
@@ -132,67 +243,74 @@ Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   if (!all) co_return;
   // The root's buffer must stay unchanged until every rank has copied it.
   if (me == root) co_await wait_all_done(ctx, ch, w, "copy the root's data");
-  ch.count_direct_call();
-  *ran = true;
+  count(ch, false, res);
 }
 
-Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, bool *ran) {
-  *ran = false;
+Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                      DirectResult *res) {
+  *res = {};
   const int n = ch.size();
   const int me = ch.me();
   const size_t block = args.bytes();
-  if (n < 2 || block < kDirectMinBytes) co_return;
-  for (int s = 0; s < n; ++s)
-    if (!refs_of(ch, s, turn).send.valid()) co_return;  // every rank decides alike
-  std::vector<const char *> in(static_cast<size_t>(n));
-  bool mapped = true;
+  if (n < 2) co_return;
+  bool any_cma = false;
   for (int s = 0; s < n; ++s) {
-    if (s == me) continue;
-    in[s] = ch.map_peer(s, refs_of(ch, s, turn).send, block);
-    mapped = mapped && in[s] != nullptr;
+    const SharedRef r = refs_of(ch, s, turn).send;
+    if (!r.readable()) co_return;  // every rank decides alike
+    any_cma = any_cma || r.cma();
   }
+  std::vector<PeerBuffer> in(static_cast<size_t>(n));
+  bool opened = true;
+  for (int s = 0; s < n; ++s)
+    if (s != me) opened = open_peer(ch, s, refs_of(ch, s, turn).send, block, &in[s]) && opened;
   const uint32_t w = ch.take_window();
   bool all = false;
-  co_await agree_to_go_direct(ctx, ch, w, mapped, &all);
+  co_await agree_to_go_direct(ctx, ch, w, ready_to_read(ch, opened, any_cma, block, res), &all);
   if (all) {
     // This rank's own block is in place already (the caller copied it); the others' blocks
     // are read where their owners keep them. Nobody writes a send buffer meanwhile.
     auto *recv = static_cast<char *>(args.recvbuf);
     for (int s = 0; s < n; ++s)
-      if (s != me) std::memcpy(recv + static_cast<size_t>(ch.world_rank(s)) * block, in[s], block);
+      if (s != me)
+        copy_from(ch, s, in[s], 0, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
   // This rank's send buffer must stay unchanged until every rank has copied from it.
   co_await wait_all_done(ctx, ch, w, "copy this rank's block");
-  ch.count_direct_call();
-  *ran = true;
+  count(ch, any_cma, res);
 }
 
 Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
-                   bool *ran) {
-  *ran = false;
+                   DirectResult *res) {
+  *res = {};
   const int n = ch.size();
   const int me = ch.me();
   const size_t block = args.bytes();
-  if (n < 2 || block < kDirectMinBytes) co_return;
-  for (int s = 0; s < n; ++s)
-    if (s != root && !refs_of(ch, s, turn).send.valid()) co_return;  // every rank alike
-  std::vector<const char *> in(static_cast<size_t>(n));
-  bool mapped = true;
-  if (me == root)
-    for (int s = 0; s < n; ++s) {
-      if (s == me) continue;
-      in[s] = ch.map_peer(s, refs_of(ch, s, turn).send, block);
-      mapped = mapped && in[s] != nullptr;
-    }
+  if (n < 2) co_return;
+  bool any_cma = false;
+  for (int s = 0; s < n; ++s) {
+    if (s == root) continue;
+    const SharedRef r = refs_of(ch, s, turn).send;
+    if (!r.readable()) co_return;  // every rank alike
+    any_cma = any_cma || r.cma();
+  }
+  std::vector<PeerBuffer> in(static_cast<size_t>(n));
+  bool ready = true;
+  if (me == root) {
+    bool opened = true;
+    for (int s = 0; s < n; ++s)
+      if (s != me) opened = open_peer(ch, s, refs_of(ch, s, turn).send, block, &in[s]) && opened;
+    ready = ready_to_read(ch, opened, any_cma, block, res);
+  }
   const uint32_t w = ch.take_window();
   bool all = false;
-  co_await agree_to_go_direct(ctx, ch, w, mapped, &all);
+  co_await agree_to_go_direct(ctx, ch, w, ready, &all);
   if (all && me == root) {
     auto *recv = static_cast<char *>(args.recvbuf);
     for (int s = 0; s < n; ++s)
-      if (s != me) std::memcpy(recv + static_cast<size_t>(ch.world_rank(s)) * block, in[s], block);
+      if (s != me)
+        copy_from(ch, s, in[s], 0, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
@@ -200,32 +318,35 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
     co_await ctx.wait_flag(ch.flag(root, &PeerControl::done, w + 1, "copy this rank's block"));
     ch.saw(root, w + 1);
   }
-  ch.count_direct_call();
-  *ran = true;
+  count(ch, any_cma, res);
 }
 
 Task scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
-                    bool *ran) {
-  *ran = false;
+                    DirectResult *res) {
+  *res = {};
   const int n = ch.size();
   const int me = ch.me();
   const size_t block = args.bytes();
-  if (n < 2 || block < kDirectMinBytes) co_return;
-  const DirectRefs r = refs_of(ch, root, turn);
-  if (!r.send.valid()) co_return;  // only the root's buffer is read by others
+  if (n < 2) co_return;
+  const SharedRef r = refs_of(ch, root, turn).send;
+  note_reader(ch, r, root, block, res);
+  const size_t mine = static_cast<size_t>(ch.world_rank(me)) * block;
+  if (r.cma()) {
+    co_await read_root_single(ctx, ch, args, root, r.offset, mine, res);
+    co_return;
+  }
+  if (!r.valid()) co_return;  // only the root's buffer is read by others
   const size_t all_bytes = block * static_cast<size_t>(n);
-  const char *src = me == root ? nullptr : ch.map_peer(root, r.send, all_bytes);
+  const char *src = me == root ? nullptr : ch.map_peer(root, r, all_bytes);
   const uint32_t w = ch.take_window();
   bool all = false;
   co_await agree_to_go_direct(ctx, ch, w, me == root || src != nullptr, &all);
-  if (all && me != root)
-    std::memcpy(args.recvbuf, src + static_cast<size_t>(ch.world_rank(me)) * block, block);
+  if (all && me != root) std::memcpy(args.recvbuf, src + mine, block);
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
   // The root's buffer must stay unchanged until every rank has copied its block.
   if (me == root) co_await wait_all_done(ctx, ch, w, "copy its block from the root");
-  ch.count_direct_call();
-  *ran = true;
+  count(ch, false, res);
 }
 
 }  // namespace braid::coll

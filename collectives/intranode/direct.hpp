@@ -1,6 +1,8 @@
 // Direct (zero-copy) node-local collectives: when every buffer a collective touches lies in a
 // braid_mem_alloc region (memfd-backed, mapped by the node's ranks), the ranks read and write
-// each other's buffers in place instead of copying through the segment's windows.
+// each other's buffers in place instead of copying through the segment's windows. Where they
+// are ordinary buffers, the readers may copy straight out of them through CMA instead (single
+// copy, single_copy.hpp), by the same protocol: only how a peer's buffer is reached differs.
 //
 // Allreduce: rank k reduces the k-th of n shares of the vector from every rank's send buffer,
 // in rank order, into its own receive buffer, a cache-sized chunk at a time, and copies each
@@ -12,10 +14,11 @@
 // buffers need to be shared. Gather and scatter likewise, with the root reading or read.
 //
 // Protocol, after agree_on_call published every rank's DirectRefs in its call slot: if any
-// rank's buffer is not shareable, nobody goes direct (every rank sees every slot, so all decide
-// alike, with no extra step). Otherwise each rank maps what it needs and says whether that
-// worked (`direct_ok`, then `posted` of one window); all go direct only if all succeeded, else
-// all use the windows, nothing having been touched. The window taken keeps the node's window
+// buffer that must be read is not reachable, nobody goes direct (every rank sees every slot, so
+// all decide alike, with no extra step). Otherwise each rank maps what it needs (or checks that
+// CMA reads it, and asks its chooser whether it wants single copy this time) and says whether it
+// is ready (`direct_ok`, then `posted` of one window); all go direct only if all are, else all
+// use the windows, nothing having been touched. The window taken keeps the node's window
 // sequence in step; no window buffer is used. At the end each rank publishes `done` and waits
 // for everyone's: only then are its send buffer unread and its receive buffer complete.
 #pragma once
@@ -35,24 +38,51 @@ struct DirectRefs {
 };
 static_assert(sizeof(DirectRefs) <= sizeof(CallSlot::data));
 
-// This rank's buffers of the call as peers can map them (both invalid below kDirectMinBytes).
-DirectRefs direct_refs(const CollArgs &args);
+// How a peer may reach [p, p + bytes) of this rank: mapped when it lies in a braid_mem_alloc
+// region, else through CMA when the channel offers that for `copied` bytes per reader
+// (single_copy.hpp), else not at all.
+SharedRef offer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied);
 
-// Run after agree_on_call(..., &direct_refs(args), sizeof(DirectRefs)) for turn `turn`. *ran says
+// The root's buffer of a broadcast or scatter, of which each reader copies `copied` bytes:
+// mapped as offer() does, else offered for single copy only when every reader asked for it
+// (NodeChannel::readers_want_single): then the readers copy without an agreement step.
+SharedRef offer_root_buffer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied);
+
+// This rank's buffers of the call as peers can reach them (invalid where they cannot: mapped
+// from kDirectMinBytes, single copy from kSingleCopyMinBytes where offered).
+DirectRefs direct_refs(const NodeChannel &ch, const CollArgs &args);
+
+struct DirectResult {
+  bool ran = false;     // the collective was done here, in place or single-copy
+  bool chose = false;   // this rank copies from an ordinary buffer: it voted by its chooser
+  bool single = false;  // it ran through CMA
+  int read_root = -1;   // the root this rank read from, in a broadcast or scatter it chose for
+};
+
+// Monotonic nanoseconds, for timing a call's copy path.
+uint64_t now_ns();
+// Tells the channel's chooser what the call cost on the path it took, when this rank chose; a
+// reader of a root's buffer also publishes what it wants next time (publish_read_choice).
+void report_copy(NodeChannel &ch, const DirectResult &r, size_t bytes, uint64_t since_ns);
+
+// Run after agree_on_call(..., &refs, sizeof(DirectRefs)) for turn `turn`. res->ran says
 // whether the collective was done here; if not, nothing was read or written and the caller
-// runs the windowed algorithm.
-Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, bool *ran);
+// runs the windowed algorithm. Allreduce goes in place only (it also writes its peers'
+// buffers); the others also single-copy.
+Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                      DirectResult *res);
 Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
-                      bool *ran);
-Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, bool *ran);
+                      DirectResult *res);
+Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                      DirectResult *res);
 // Gather: the root copies every other rank's block straight from its send buffer (only the
-// others' send buffers must be shared; each waits until the root has read it). Scatter: every
-// rank copies its block straight from the root's send buffer (only that one must be shared; the
-// root waits until all have). Their DirectRefs: `send` of what the others read (gather: the
-// block; scatter, at the root: all n blocks).
+// others' send buffers must be reachable; each waits until the root has read it). Scatter:
+// every rank copies its block straight from the root's send buffer (only that one must be
+// reachable; the root waits until all have). Their DirectRefs: `send` of what the others read
+// (gather: the block; scatter, at the root: all n blocks).
 Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
-                   bool *ran);
+                   DirectResult *res);
 Task scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
-                    bool *ran);
+                    DirectResult *res);
 
 }  // namespace braid::coll

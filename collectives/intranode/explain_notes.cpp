@@ -3,6 +3,7 @@
 #include "intranode/algorithms.hpp"
 #include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
+#include "intranode/single_copy.hpp"
 
 namespace braid::coll {
 
@@ -15,7 +16,9 @@ const char *allreduce_shm_note(size_t bytes) {
 }
 
 const char *broadcast_shm_note(size_t bytes) {
-  return bytes >= kDirectMinBytes ? " [zero-copy on braid_mem_alloc buffers]" : "";
+  if (bytes >= kDirectMinBytes)
+    return " [zero-copy on braid_mem_alloc buffers] [else single copy (CMA) where measured faster]";
+  return bytes >= kSingleCopyMinBytes ? " [single copy (CMA) where measured faster]" : "";
 }
 
 }  // namespace braid::coll

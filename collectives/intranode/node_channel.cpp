@@ -37,7 +37,17 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
       buffers_(base != nullptr ? base + controls_bytes(map.local_size()) : nullptr),
       known_done_(static_cast<size_t>(map.local_size()), 0),
       known_entered_(static_cast<size_t>(map.local_size()), 0),
-      mappings_(map.local_size()) {}
+      mappings_(map.local_size()),
+      cma_state_(static_cast<size_t>(map.local_size()), 0) {}
+
+bool NodeChannel::cma_usable(int local) {
+  int8_t &state = cma_state_[static_cast<size_t>(local)];
+  if (state == 0) {
+    char probe;
+    state = cma_read(pid(local), ctl(local).self_addr, &probe, 1) ? 1 : -1;
+  }
+  return state > 0;
+}
 
 void NodeChannel::place_controls(char *base, int local_size, int numa_node) {
   detail::place_near_this_rank(base, controls_bytes(local_size), numa_node);
@@ -47,6 +57,8 @@ void NodeChannel::claim_own_part(int numa_node) {
   // Each rank's buffers are its own; the control lines, shared by all, the leader placed.
   detail::place_near_this_rank(buffer(me(), 0), kPerRankBuffers, numa_node);
   ctl(me()).pid = static_cast<int32_t>(getpid());
+  ctl(me()).self_addr = reinterpret_cast<uintptr_t>(&ctl(me()));
+  if (cma_mode_ != detail::CmaMode::off) allow_cma_readers();
 }
 
 FlagWait NodeChannel::flag(int local, Counter c, uint32_t target, const char *what) const {

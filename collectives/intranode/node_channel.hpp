@@ -25,6 +25,8 @@
 
 #include "engine/coll_context.hpp"
 #include "intranode/shared_buffers.hpp"
+#include "intranode/single_copy.hpp"
+#include "node/cma_mode.hpp"
 #include "node/node_map.hpp"
 
 namespace braid::coll {
@@ -68,6 +70,14 @@ struct alignas(64) PeerControl {
   // Whether this rank mapped every buffer a direct (zero-copy) collective needs; written before
   // `posted` publishes the window of that step (direct.hpp).
   std::atomic<uint32_t> direct_ok{0};
+  uint32_t unused = 0;
+  // Where this line is in its owner's address space: what a peer reads with CMA to learn
+  // whether the kernel lets it (single_copy.hpp).
+  uint64_t self_addr = 0;
+  // Per CopyChooser size class, how this rank wants to read a root's buffer in its next
+  // broadcast or scatter of that size: 0 not known yet, 1 by the windows, 2 by single copy. The
+  // root offers its buffer for single copy when every other rank wants that (direct.hpp).
+  std::atomic<uint8_t> wants_single[CopyChooser::kClasses]{};
   alignas(64) std::atomic<uint32_t> sleepers{0};
   // By turn % 2: a rank is never more than one call ahead of another at entry, and it enters
   // turn t + 2 (rewriting slot t % 2) only after every other rank entered t + 1, so finished
@@ -75,7 +85,7 @@ struct alignas(64) PeerControl {
   // (the marks only grow).
   CallSlot calls[2];
 };
-static_assert(sizeof(PeerControl) == 4480);
+static_assert(sizeof(PeerControl) == 4480 && offsetof(PeerControl, sleepers) == 64);
 
 struct alignas(64) InlineSlot {
   std::atomic<uint32_t> posted{0};
@@ -126,6 +136,46 @@ class NodeChannel {
   char *map_peer(int local, SharedRef ref, size_t bytes) {
     return mappings_.map(local, ctl(local).pid, ref, bytes);
   }
+  int pid(int local) const { return ctl(local).pid; }
+
+  // Single copy through CMA for ordinary buffers (single_copy.hpp): BRAID_CMA's mode, and
+  // whether this rank wants it for the next call of `bytes` it copies.
+  void set_cma_mode(detail::CmaMode mode) { cma_mode_ = mode; }
+  // Whether this rank's buffers of a call of `bytes` are offered to peers through CMA.
+  bool cma_offered(size_t bytes) const {
+    return cma_mode_ != detail::CmaMode::off && bytes >= kSingleCopyMinBytes;
+  }
+  bool cma_wanted(size_t bytes) {
+    if (!cma_offered(bytes)) return false;
+    return cma_mode_ == detail::CmaMode::always || chooser_.prefer_single(bytes);
+  }
+  // What the last call of `bytes` cost by the path it took, when this rank chose it.
+  void cma_measured(bool single, size_t bytes, uint64_t ns) {
+    if (cma_mode_ == detail::CmaMode::automatic) chooser_.measured(single, bytes, ns);
+  }
+  // Whether this rank may read local rank `local`'s memory with CMA: tried once per peer with
+  // a one-byte read of its control line, so a kernel that refuses is told apart from a peer
+  // gone mid-call.
+  bool cma_usable(int local);
+  // After a broadcast or scatter of `bytes` this rank read from `root`'s buffer: what it wants
+  // for the next one of that size class (PeerControl::wants_single).
+  void publish_read_choice(int root, size_t bytes) {
+    const bool single = cma_wanted(bytes) && cma_usable(root);
+    ctl(me()).wants_single[CopyChooser::class_of(bytes)].store(single ? 2 : 1,
+                                                               std::memory_order_relaxed);
+  }
+  // Whether every other rank wants to read this rank's buffer of `bytes` by single copy.
+  bool readers_want_single(size_t bytes) const {
+    if (!cma_offered(bytes)) return false;
+    for (int s = 0; s < size(); ++s)
+      if (s != me() &&
+          ctl(s).wants_single[CopyChooser::class_of(bytes)].load(std::memory_order_relaxed) != 2)
+        return false;
+    return true;
+  }
+  uint64_t single_copy_calls() const { return single_copy_calls_.load(std::memory_order_relaxed); }
+  void count_single_copy_call() { single_copy_calls_.fetch_add(1, std::memory_order_relaxed); }
+
   void set_direct_ok(bool ok) { ctl(me()).direct_ok.store(ok ? 1 : 0, std::memory_order_relaxed); }
   // Read after seeing that rank's `posted` for the step (acquire), so it is that step's value.
   bool direct_ok(int local) const {
@@ -216,6 +266,10 @@ class NodeChannel {
   uint32_t next_turn_ = 0;
   std::atomic<uint32_t> serving_{0};
   PeerMappings mappings_;
+  detail::CmaMode cma_mode_ = detail::CmaMode::automatic;
+  CopyChooser chooser_;
+  std::vector<int8_t> cma_state_;  // per local rank: 0 not tried, 1 readable, -1 refused
+  std::atomic<uint64_t> single_copy_calls_{0};
   std::atomic<uint64_t> direct_calls_{0};
   std::atomic<uint64_t> inline_calls_{0};
 };

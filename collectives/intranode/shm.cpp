@@ -23,11 +23,11 @@ Task allreduce_shm(CollContext &ctx, CollArgs args) {
     co_return;
   }
   // Buffers from braid_mem_alloc are described with the call, so the ranks can work in place.
-  const DirectRefs refs = direct_refs(args);
+  const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  bool done = false;
-  co_await allreduce_direct(ctx, ch, ticket, args, &done);
-  if (done) co_return;
+  DirectResult direct;
+  co_await allreduce_direct(ctx, ch, ticket, args, &direct);
+  if (direct.ran) co_return;
   co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
                        static_cast<char *>(args.recvbuf),
                        ReduceOf{args.count, args.elem_size, args.dtype, args.op}, -1);
@@ -47,12 +47,15 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
     tiny_finish(ch, ticket, args);
     co_return;
   }
-  const DirectRefs refs = direct_refs(args);
+  // The root's buffer is described with the call: mapped in place where it is a
+  // braid_mem_alloc region, else readable by single copy where the ranks want that.
+  const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  bool done = false;
-  co_await broadcast_direct(ctx, ch, ticket, args, root, &done);
-  if (done) co_return;
-  co_await node_broadcast(ctx, ch, static_cast<char *>(args.recvbuf), bytes, root);
+  const uint64_t start = now_ns();
+  DirectResult direct;
+  co_await broadcast_direct(ctx, ch, ticket, args, root, &direct);
+  if (!direct.ran) co_await node_broadcast(ctx, ch, static_cast<char *>(args.recvbuf), bytes, root);
+  report_copy(ch, direct, bytes, start);
 }
 
 // Every rank publishes its entry (its call record) on its own cache line and waits for all the

@@ -32,14 +32,18 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
     tiny_finish(ch, ticket, args);
     co_return;
   }
-  // Larger blocks: the call describes this rank's send buffer, so that where every rank's is a
-  // braid_mem_alloc region the others read it in place (allgather_direct).
-  const DirectRefs refs = direct_refs(args);
+  // Larger blocks: the call describes this rank's send buffer, so that the others read it in
+  // place where every rank's is a braid_mem_alloc region, or by single copy (allgather_direct).
+  const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   if (place(me) != send) std::memcpy(place(me), send, block);  // else in place
-  bool done = false;
-  co_await allgather_direct(ctx, ch, ticket, args, &done);
-  if (done) co_return;
+  const uint64_t start = now_ns();
+  DirectResult direct;
+  co_await allgather_direct(ctx, ch, ticket, args, &direct);
+  if (direct.ran) {
+    report_copy(ch, direct, block, start);
+    co_return;
+  }
   constexpr size_t piece = NodeChannel::kWindow;
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
@@ -51,6 +55,7 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
         for (int s = 0; s < ch.size(); ++s)
           if (s != me) std::memcpy(place(s) + k * piece, buffer_of(s), len(k));
       });
+  report_copy(ch, direct, block, start);
 }
 
 }  // namespace braid::coll

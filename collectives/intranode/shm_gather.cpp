@@ -33,15 +33,19 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
     tiny_finish(ch, ticket, args);
     co_return;
   }
-  // Larger blocks: the call describes this rank's send buffer, so that where every other
-  // rank's is a braid_mem_alloc region the root reads them in place (gather_direct).
+  // Larger blocks: the call describes this rank's send buffer, so that the root reads the
+  // others' in place where they are braid_mem_alloc regions, or by single copy (gather_direct).
   DirectRefs refs;
-  refs.send = shared_ref(send, block);
+  refs.send = offer(ch, send, block, block);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   if (me == root && place(me) != send) std::memcpy(place(me), send, block);
-  bool done = false;
-  co_await gather_direct(ctx, ch, ticket, args, root, &done);
-  if (done) co_return;
+  const uint64_t start = now_ns();
+  DirectResult direct;
+  co_await gather_direct(ctx, ch, ticket, args, root, &direct);
+  if (direct.ran) {
+    report_copy(ch, direct, block, start);
+    co_return;
+  }
   constexpr size_t piece = NodeChannel::kWindow;
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
@@ -54,6 +58,7 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
         for (int s = 0; s < ch.size(); ++s)
           if (s != me) std::memcpy(place(s) + k * piece, buffer_of(s), len(k));
       });
+  report_copy(ch, direct, block, start);
 }
 
 }  // namespace braid::coll

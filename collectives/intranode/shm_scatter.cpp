@@ -37,14 +37,18 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
   }
   const bool is_root = me == root;
   if (is_root && send + at(me) != recv) std::memcpy(recv, send + at(me), block);
-  // The root's call describes its send buffer, so that where it is a braid_mem_alloc region
-  // the others read their blocks in place (scatter_direct).
+  // The root's call describes its send buffer, so that the others read their blocks in place
+  // where it is a braid_mem_alloc region, or by single copy (scatter_direct).
   DirectRefs refs;
-  if (is_root) refs.send = shared_ref(send, all);
+  if (is_root) refs.send = offer_root_buffer(ch, send, all, block);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  bool done = false;
-  co_await scatter_direct(ctx, ch, ticket, args, root, &done);
-  if (done) co_return;
+  const uint64_t start = now_ns();
+  DirectResult direct;
+  co_await scatter_direct(ctx, ch, ticket, args, root, &direct);
+  if (direct.ran) {
+    report_copy(ch, direct, block, start);
+    co_return;
+  }
   const size_t piece = pair_piece(n, args.elem_size);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
@@ -59,6 +63,7 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
       [&](uint32_t k, auto buffer_of) {
         std::memcpy(recv + k * piece, buffer_of(root) + me * piece, len(k));
       });
+  report_copy(ch, direct, block, start);
 }
 
 }  // namespace braid::coll

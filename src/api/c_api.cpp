@@ -325,6 +325,10 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
     std::snprintf(direct.name, sizeof direct.name, "intranode_zero_copy_calls");
     direct.value = c.node && c.node->channel ? c.node->channel->direct_calls() : 0;
     all.push_back(direct);
+    braid_transport_counter_t single{};
+    std::snprintf(single.name, sizeof single.name, "intranode_single_copy_calls");
+    single.value = c.node && c.node->channel ? c.node->channel->single_copy_calls() : 0;
+    all.push_back(single);
     braid_transport_counter_t inlined{};
     std::snprintf(inlined.name, sizeof inlined.name, "intranode_inline_calls");
     inlined.value = c.node && c.node->channel ? c.node->channel->inline_calls() : 0;

@@ -47,6 +47,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
   if (leaders_ok && shared && !m.leader()) ok = open_segment(seg, bytes, &res->segment, &why);
   if (leaders_ok && ok) {
     res->channel = std::make_unique<coll::NodeChannel>(res->segment.data(), m);
+    res->channel->set_cma_mode(nodes.cma);
     if (shared) res->channel->claim_own_part(numa_node);
   }
   const bool everyone_ok = agree(leaders_ok && ok);

@@ -60,6 +60,11 @@ NodeDiscovery discover_nodes(Bootstrap &bootstrap, const EnvConfig &config, cons
   HostRecord mine{};
   mine.pid = static_cast<int32_t>(getpid());
   mine.intranode = intranode_wanted(env) ? 1 : 0;
+  const std::optional<std::string> cma = env("BRAID_CMA");
+  if (const std::optional<CmaMode> mode = cma_mode_from(cma))
+    out.cma = *mode;
+  else
+    fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_CMA='", *cma, "' is not on, off or auto");
   const std::string id = local_host_identity(env, config.rank);
   std::strncpy(mine.id, id.c_str(), sizeof mine.id - 1);
   mine.cpus.cpus = affinity_of_this_process();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/env_config.hpp"
+#include "node/cma_mode.hpp"
 #include "node/node_map.hpp"
 
 namespace braid::detail {
@@ -20,6 +21,7 @@ struct NodeDiscovery {
   std::vector<std::string> host_ids;  // by world rank
   std::vector<int> pids;              // by world rank
   bool intranode = true;              // no rank set BRAID_INTRANODE=off
+  CmaMode cma = CmaMode::automatic;   // this rank's BRAID_CMA (a vote per call: no agreement)
   // More ranks compete for this rank's CPUs than those CPUs number: the ranks on this host
   // whose affinity masks overlap this rank's outnumber the CPUs of those masks together. A
   // rank bound to a core of its own (braidrun, mpirun --bind-to core, srun --cpu-bind) is not

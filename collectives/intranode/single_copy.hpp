@@ -1,0 +1,68 @@
+// Single copy for ordinary buffers: a node-local collective whose buffers are not in a
+// braid_mem_alloc region (which peers map, direct.hpp) can still skip the segment's windows:
+// the rank that needs a peer's data reads it straight out of the peer's buffer with
+// cross-memory attach (process_vm_readv), as Open MPI's and MPICH's shared-memory transports do
+// for large messages.
+//
+// Which of the two is faster changes with the machine, and on one machine by the minute: the
+// windows make the reader pull lines the writer has just dirtied across the core-to-core link
+// (23 GB/s on the 2-core EPYC VM when the link is fast, 2 GB/s in a slow spell), while CMA
+// reads the owner's buffer as it is, at a rate the link barely moves (about 13 GB/s there) but
+// pays the kernel's page pinning. So each rank that copies keeps what both cost it lately, per
+// size class, and chooses the cheaper, trying the other again now and then (CopyChooser). The
+// choice is a vote: a collective goes single-copy only if every rank that copies wants it
+// (direct.cpp's agreement step), so ranks need not choose alike.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "intranode/shared_buffers.hpp"
+
+namespace braid::coll {
+
+// From here up (bytes each reader copies) a collective may go single-copy. Below, the calls
+// travel with the call records (tiny_calls.hpp) or in one window, and the agreement step and a
+// system call would be most of the call. Open MPI's vader switches to CMA above 4 KiB too.
+constexpr size_t kSingleCopyMinBytes = size_t{4} << 10;
+
+// [p, p + bytes) of this process as a peer reads it through CMA.
+SharedRef cma_ref(const void *p);
+
+// Copies `bytes` from address `addr` in process `pid` to `dst`. False with errno set when the
+// kernel refuses (no ptrace permission, seccomp, the process is gone) or the range is not
+// mapped there.
+bool cma_read(int pid, uint64_t addr, void *dst, size_t bytes);
+
+// Lets any process of this user read this one through CMA where Yama's ptrace_scope 1 would
+// allow only its ancestors (braidrun's ranks are siblings). What Open MPI does for the same
+// reason; a no-op without Yama.
+void allow_cma_readers();
+
+// Per size class (powers of two from kSingleCopyMinBytes): what a call cost this rank lately by
+// single copy and by the windows, and which to use next.
+class CopyChooser {
+ public:
+  static constexpr size_t kClasses = 32;  // 4 KiB, 8 KiB, ... (the last takes all above)
+  static size_t class_of(size_t bytes);
+  // Whether the next call of `bytes` should go single-copy.
+  bool prefer_single(size_t bytes);
+  // A call of `bytes` took `ns` (from the agreement step to the end) on the path it took.
+  void measured(bool single, size_t bytes, uint64_t ns);
+  // Nanoseconds per byte measured lately on each path (0: never measured), for tests.
+  double rate(bool single, size_t bytes) const;
+
+ private:
+  static constexpr uint32_t kFirstRetry = 8;   // calls before the other path is tried again
+  static constexpr uint32_t kLastRetry = 256;  // the interval doubles while the choice holds
+  struct Class {
+    std::array<double, 2> ns_per_byte{0, 0};  // [windows, single]
+    uint32_t since_retry = 0;
+    uint32_t retry_every = kFirstRetry;
+    bool retrying = false;  // the call under way is a retry of the path not preferred
+  };
+  std::array<Class, kClasses> classes_{};
+};
+
+}  // namespace braid::coll

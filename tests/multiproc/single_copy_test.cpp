@@ -1,0 +1,169 @@
+// Single copy through CMA for ordinary buffers (collectives/intranode/single_copy.hpp): readers
+// copy straight out of a peer's buffer with process_vm_readv. Runs in every variant of the
+// suite, checking the results everywhere; multiproc.*.cma_on (BRAID_CMA=on) makes the path
+// taken wherever the node path is, and there the counter must say so, call by call. With
+// BRAID_CMA=off (multiproc.*.cma_off) it must never move.
+#include <braid/braid.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "rank_env.hpp"
+
+namespace mp {
+namespace {
+
+uint64_t single_copy_calls() {
+  return braid::Comm(world()).counters()["intranode_single_copy_calls"];
+}
+
+std::string cma_env() {
+  const char *v = std::getenv("BRAID_CMA");
+  return v ? v : "";
+}
+
+// Checks how many of `calls` calls went single-copy on this rank: none where the node path is
+// not taken or BRAID_CMA=off; under BRAID_CMA=on all of them, but for broadcast and scatter
+// (`first_learns`) the first two of a size class may take the windows: the root offers its
+// buffer once every reader has said, after reading one of that class, that it wants single copy,
+// and a root that does not wait for its readers can be a call ahead of what they said (never
+// two: it enters call t + 2 only after they all entered t + 1). Under BRAID_CMA=auto any number
+// (chosen by what the ranks measure).
+void check_count(uint64_t before, const char *algo_var, int calls, bool first_learns,
+                 const std::string &what) {
+  const uint64_t moved = single_copy_calls() - before;
+  if (!shm_selected(algo_var) || cma_env() == "off") {
+    EXPECT_EQ(moved, 0u) << what;
+  } else if (cma_env() == "on") {
+    EXPECT_LE(moved, static_cast<uint64_t>(calls)) << what;
+    EXPECT_GE(moved, static_cast<uint64_t>(first_learns ? calls - 2 : calls)) << what;
+  }
+}
+
+int32_t value(int r, size_t i, int call) {
+  return static_cast<int32_t>(r * 1000003 + static_cast<int>(i) * 7 + call);
+}
+
+// Sizes around the threshold (4 KiB) and the mapped path's (16 KiB), odd ones, and one past
+// the windows' 256 KiB.
+constexpr size_t kCounts[] = {1024, 1031, 4096, 65537, 100000};
+
+TEST(SingleCopy, BroadcastFromEveryRootIsExact) {
+  for (size_t count : kCounts)
+    for (int root = 0; root < size(); ++root) {
+      const uint64_t before = single_copy_calls();
+      constexpr int kCalls = 4;
+      for (int call = 0; call < kCalls; ++call) {
+        std::vector<int32_t> buf(count, -1);
+        if (rank() == root)
+          for (size_t i = 0; i < count; ++i) buf[i] = value(root, i, call);
+        ASSERT_EQ(braid_broadcast(buf.data(), count, BRAID_INT32, root, world()), BRAID_SUCCESS)
+            << braid_last_error();
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(buf[i], value(root, i, call))
+              << "count " << count << " root " << root << " call " << call << " at " << i;
+      }
+      check_count(before, "BRAID_BROADCAST_ALGO", kCalls, true,
+                  "broadcast of " + std::to_string(count) + " from " + std::to_string(root));
+    }
+}
+
+TEST(SingleCopy, ScatterFromEveryRootIsExact) {
+  for (size_t count : kCounts)
+    for (int root = 0; root < size(); ++root) {
+      const uint64_t before = single_copy_calls();
+      constexpr int kCalls = 4;
+      for (int call = 0; call < kCalls; ++call) {
+        std::vector<int32_t> send;
+        if (rank() == root) {
+          send.resize(count * static_cast<size_t>(size()));
+          for (size_t i = 0; i < send.size(); ++i) send[i] = value(root, i, call);
+        }
+        std::vector<int32_t> recv(count, -1);
+        ASSERT_EQ(braid_scatter(send.data(), recv.data(), count, BRAID_INT32, root, world()),
+                  BRAID_SUCCESS)
+            << braid_last_error();
+        const size_t first = count * static_cast<size_t>(rank());
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(recv[i], value(root, first + i, call)) << "count " << count << " root " << root;
+      }
+      check_count(before, "BRAID_SCATTER_ALGO", kCalls, true,
+                  "scatter of " + std::to_string(count) + " from " + std::to_string(root));
+    }
+}
+
+TEST(SingleCopy, GatherToEveryRootIsExact) {
+  for (size_t count : kCounts)
+    for (int root = 0; root < size(); ++root) {
+      const uint64_t before = single_copy_calls();
+      constexpr int kCalls = 2;
+      for (int call = 0; call < kCalls; ++call) {
+        std::vector<int32_t> send(count);
+        for (size_t i = 0; i < count; ++i) send[i] = value(rank(), i, call);
+        std::vector<int32_t> recv(rank() == root ? count * static_cast<size_t>(size()) : 0, -1);
+        ASSERT_EQ(braid_gather(send.data(), recv.data(), count, BRAID_INT32, root, world()),
+                  BRAID_SUCCESS)
+            << braid_last_error();
+        if (rank() != root) continue;
+        for (int r = 0; r < size(); ++r)
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(recv[static_cast<size_t>(r) * count + i], value(r, i, call))
+                << "count " << count << " root " << root << " from " << r;
+      }
+      check_count(before, "BRAID_GATHER_ALGO", kCalls, false,
+                  "gather of " + std::to_string(count) + " to " + std::to_string(root));
+    }
+}
+
+TEST(SingleCopy, AllgatherInPlaceAndNotIsExact) {
+  for (size_t count : kCounts)
+    for (bool in_place : {false, true}) {
+      const uint64_t before = single_copy_calls();
+      constexpr int kCalls = 2;
+      for (int call = 0; call < kCalls; ++call) {
+        std::vector<int32_t> recv(count * static_cast<size_t>(size()), -1);
+        std::vector<int32_t> send(count);
+        for (size_t i = 0; i < count; ++i) send[i] = value(rank(), i, call);
+        const void *src = send.data();
+        if (in_place) {
+          std::copy(send.begin(), send.end(), recv.begin() + static_cast<long>(count) * rank());
+          src = recv.data() + count * static_cast<size_t>(rank());
+        }
+        ASSERT_EQ(braid_allgather(src, recv.data(), count, BRAID_INT32, world()), BRAID_SUCCESS)
+            << braid_last_error();
+        for (int r = 0; r < size(); ++r)
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(recv[static_cast<size_t>(r) * count + i], value(r, i, call))
+                << "count " << count << " in place " << in_place << " from " << r;
+      }
+      check_count(before, "BRAID_ALLGATHER_ALGO", kCalls, false,
+                  "allgather of " + std::to_string(count));
+    }
+}
+
+// Non-blocking calls of several kinds in flight at once, each reading another's result only
+// after waiting: the single-copy path keeps the node's call order and window sequence.
+TEST(SingleCopy, NonBlockingCallsInFlightTogether) {
+  constexpr size_t kCount = 20000;
+  std::vector<int32_t> a(kCount), b(kCount * static_cast<size_t>(size()));
+  std::vector<int32_t> mine(kCount);
+  for (size_t i = 0; i < kCount; ++i) mine[i] = value(rank(), i, 5);
+  for (int round = 0; round < 3; ++round) {
+    if (rank() == 0)
+      for (size_t i = 0; i < kCount; ++i) a[i] = value(0, i, round);
+    braid_request_t r1 = nullptr, r2 = nullptr;
+    ASSERT_EQ(braid_ibroadcast(a.data(), kCount, BRAID_INT32, 0, world(), &r1), BRAID_SUCCESS);
+    ASSERT_EQ(braid_iallgather(mine.data(), b.data(), kCount, BRAID_INT32, world(), &r2),
+              BRAID_SUCCESS);
+    ASSERT_EQ(braid_wait(&r2), BRAID_SUCCESS) << braid_last_error();
+    ASSERT_EQ(braid_wait(&r1), BRAID_SUCCESS) << braid_last_error();
+    for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(a[i], value(0, i, round)) << i;
+    for (int r = 0; r < size(); ++r)
+      for (size_t i = 0; i < kCount; ++i)
+        ASSERT_EQ(b[static_cast<size_t>(r) * kCount + i], value(r, i, 5)) << r << " " << i;
+  }
+}
+
+}  // namespace
+}  // namespace mp

@@ -1,0 +1,107 @@
+// CopyChooser (collectives/intranode/single_copy.hpp): per size class, the cheaper of single
+// copy and the windows by what each cost lately, the other retried now and then, so a machine
+// whose core-to-core link slows down (or recovers) moves the choice.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "intranode/single_copy.hpp"
+
+namespace braid::coll {
+namespace {
+
+constexpr size_t kBytes = size_t{1} << 20;
+
+// Runs `calls` calls of kBytes on `c`, each costing what `cost(single)` says (ns per byte),
+// and returns how many went single-copy.
+template <class Cost>
+int run(CopyChooser &c, int calls, Cost cost) {
+  int single = 0;
+  for (int i = 0; i < calls; ++i) {
+    const bool s = c.prefer_single(kBytes);
+    single += s ? 1 : 0;
+    c.measured(s, kBytes, static_cast<uint64_t>(cost(s) * kBytes));
+  }
+  return single;
+}
+
+TEST(CopyChooser, TriesBothThenKeepsTheCheaper) {
+  CopyChooser c;
+  EXPECT_TRUE(c.prefer_single(kBytes));  // nothing measured: single copy first
+  c.measured(true, kBytes, 80 * kBytes / 1000);
+  EXPECT_FALSE(c.prefer_single(kBytes));  // then the windows once
+  c.measured(false, kBytes, 45 * kBytes / 1000);
+  // Windows cheaper (a fast link): nearly every call takes them.
+  EXPECT_LE(run(c, 1000, [](bool s) { return s ? 0.080 : 0.045; }), 20);
+  EXPECT_GT(c.rate(true, kBytes), c.rate(false, kBytes));
+}
+
+TEST(CopyChooser, MovesWhenTheLinkSlowsDownAndBack) {
+  CopyChooser c;
+  run(c, 300, [](bool s) { return s ? 0.080 : 0.045; });  // fast link: windows
+  // A slow spell: the windows cost 5x; within a few calls single copy is taken, and it stays.
+  run(c, 20, [](bool s) { return s ? 0.080 : 0.450; });
+  EXPECT_GE(run(c, 500, [](bool s) { return s ? 0.080 : 0.450; }), 490);
+  // The link recovers: the retries of the windows find it, and they are taken again.
+  run(c, 600, [](bool s) { return s ? 0.080 : 0.045; });
+  EXPECT_LE(run(c, 200, [](bool s) { return s ? 0.080 : 0.045; }), 10);
+}
+
+TEST(CopyChooser, OneSlowCallDoesNotFlipTheChoice) {
+  CopyChooser c;
+  run(c, 100, [](bool s) { return s ? 0.080 : 0.045; });
+  // One descheduled call on the windows (4x) among normal ones.
+  int calls = 0;
+  const int single =
+      run(c, 50, [&calls](bool s) { return s ? 0.080 : (++calls == 3 ? 0.18 : 0.045); });
+  EXPECT_LE(single, 3);
+}
+
+TEST(CopyChooser, SizeClassesAreApart) {
+  CopyChooser c;
+  for (int i = 0; i < 50; ++i) {
+    const bool small = c.prefer_single(8 << 10);
+    c.measured(small, 8 << 10, small ? 4000 : 500);  // small: windows cheaper
+    const bool large = c.prefer_single(4 << 20);
+    c.measured(large, 4 << 20, large ? 300000 : 1800000);  // large: single copy cheaper
+  }
+  EXPECT_LT(c.rate(false, 8 << 10), c.rate(true, 8 << 10));
+  EXPECT_LT(c.rate(true, 4 << 20), c.rate(false, 4 << 20));
+  EXPECT_EQ(CopyChooser::class_of(4 << 10), 0u);
+  EXPECT_EQ(CopyChooser::class_of(8 << 10), 1u);
+  EXPECT_EQ(CopyChooser::class_of(size_t{1} << 60), CopyChooser::kClasses - 1);
+}
+
+// cma_read copies another process's memory, and says so when it cannot.
+TEST(CmaRead, ReadsAChildsBufferAndFailsOnABadAddress) {
+  static char text[64] = "written by the parent before the fork";
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the child changes its copy, then waits to be read
+    std::strcpy(text, "the child's own words");
+    char b = 1;
+    if (write(ready[1], &b, 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  char b = 0;
+  ASSERT_EQ(read(ready[0], &b, 1), 1);
+  char got[64] = {};
+  const bool ok = cma_read(child, reinterpret_cast<uintptr_t>(text), got, sizeof got);
+  const bool bad = cma_read(child, 8, got + 32, 8);  // page 0 is never mapped
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
+  if (!ok && errno == EPERM) GTEST_SKIP() << "this kernel refuses process_vm_readv";
+  ASSERT_TRUE(ok) << std::strerror(errno);
+  EXPECT_STREQ(got, "the child's own words");
+  EXPECT_FALSE(bad);
+}
+
+}  // namespace
+}  // namespace braid::coll
