@@ -146,6 +146,13 @@ DirectRefs direct_refs(const NodeChannel &ch, const CollArgs &args) {
     r.send = offer(ch, args.sendbuf, bytes, bytes);
     return r;
   }
+  // Alltoall: each other rank reads its block of this rank's send buffer. Not in place: this
+  // rank would overwrite its blocks while the others read them.
+  if (args.kind == CollKind::alltoall) {
+    if (!args.in_place())
+      r.send = offer(ch, args.sendbuf, bytes * static_cast<size_t>(ch.size()), bytes);
+    return r;
+  }
   if (args.kind == CollKind::broadcast) {  // the others read the root's
     if (ch.world_rank(ch.me()) == args.root)
       r.recv = offer_root_buffer(ch, args.recvbuf, bytes, bytes);
@@ -246,13 +253,16 @@ Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   count(ch, false, res);
 }
 
-Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
-                      DirectResult *res) {
-  *res = {};
+namespace {
+
+// Every rank reads `bytes` at `offset` of every other rank's buffer `ref_bytes` long (its
+// DirectRefs::send) into its receive buffer at the owner's block: allgather (the owner's
+// block), alltoall (the reader's block of the owner's send buffer).
+Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                     size_t ref_bytes, size_t offset, DirectResult *res) {
   const int n = ch.size();
   const int me = ch.me();
   const size_t block = args.bytes();
-  if (n < 2) co_return;
   bool any_cma = false;
   for (int s = 0; s < n; ++s) {
     const SharedRef r = refs_of(ch, s, turn).send;
@@ -262,7 +272,7 @@ Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   std::vector<PeerBuffer> in(static_cast<size_t>(n));
   bool opened = true;
   for (int s = 0; s < n; ++s)
-    if (s != me) opened = open_peer(ch, s, refs_of(ch, s, turn).send, block, &in[s]) && opened;
+    if (s != me) opened = open_peer(ch, s, refs_of(ch, s, turn).send, ref_bytes, &in[s]) && opened;
   const uint32_t w = ch.take_window();
   bool all = false;
   co_await agree_to_go_direct(ctx, ch, w, ready_to_read(ch, opened, any_cma, block, res), &all);
@@ -272,13 +282,32 @@ Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
     auto *recv = static_cast<char *>(args.recvbuf);
     for (int s = 0; s < n; ++s)
       if (s != me)
-        copy_from(ch, s, in[s], 0, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
+        copy_from(ch, s, in[s], offset, recv + static_cast<size_t>(ch.world_rank(s)) * block,
+                  block);
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
   // This rank's send buffer must stay unchanged until every rank has copied from it.
   co_await wait_all_done(ctx, ch, w, "copy this rank's block");
   count(ch, any_cma, res);
+}
+
+}  // namespace
+
+Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                      DirectResult *res) {
+  *res = {};
+  if (ch.size() < 2) co_return;
+  co_await exchange_direct(ctx, ch, turn, args, args.bytes(), 0, res);
+}
+
+Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                     DirectResult *res) {
+  *res = {};
+  const size_t block = args.bytes();
+  if (ch.size() < 2 || args.in_place()) co_return;
+  co_await exchange_direct(ctx, ch, turn, args, block * static_cast<size_t>(ch.size()),
+                           static_cast<size_t>(ch.world_rank(ch.me())) * block, res);
 }
 
 Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,

@@ -75,6 +75,9 @@ Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
                       DirectResult *res);
 Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
                       DirectResult *res);
+// Every rank reads its block of every other rank's send buffer (not in place).
+Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                     DirectResult *res);
 // Gather: the root copies every other rank's block straight from its send buffer (only the
 // others' send buffers must be reachable; each waits until the root has read it). Scatter:
 // every rank copies its block straight from the root's send buffer (only that one must be

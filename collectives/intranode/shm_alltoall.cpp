@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
@@ -33,8 +34,18 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
     tiny_finish(ch, ticket, args);
     co_return;
   }
-  co_await agree_on_call(ctx, ch, ticket, args);
+  // The call describes this rank's send buffer, so that the others read their blocks in place
+  // where every rank's is a braid_mem_alloc region, or by single copy (alltoall_direct).
+  const DirectRefs refs = direct_refs(ch, args);
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   if (send != recv) std::memcpy(recv + at(me), send + at(me), block);
+  const uint64_t start = now_ns();
+  DirectResult direct;
+  co_await alltoall_direct(ctx, ch, ticket, args, &direct);
+  if (direct.ran) {
+    report_copy(ch, direct, block, start);
+    co_return;
+  }
   const size_t piece = pair_piece(n, args.elem_size);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
@@ -49,6 +60,7 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
         for (int s = 0; s < n; ++s)
           if (s != me) std::memcpy(recv + at(s) + k * piece, buffer_of(s) + me * piece, len(k));
       });
+  report_copy(ch, direct, block, start);
 }
 
 }  // namespace braid::coll

@@ -142,6 +142,37 @@ TEST(SingleCopy, AllgatherInPlaceAndNotIsExact) {
     }
 }
 
+TEST(SingleCopy, AlltoallInPlaceAndNotIsExact) {
+  for (size_t count : kCounts)
+    for (bool in_place : {false, true}) {
+      const uint64_t before = single_copy_calls();
+      constexpr int kCalls = 2;
+      const size_t all = count * static_cast<size_t>(size());
+      for (int call = 0; call < kCalls; ++call) {
+        // Block d of rank r's send buffer, element i: value(r, d * count + i, call).
+        std::vector<int32_t> send(all), recv(all, -1);
+        for (size_t i = 0; i < all; ++i) send[i] = value(rank(), i, call);
+        if (in_place) recv = send;
+        ASSERT_EQ(braid_alltoall(in_place ? recv.data() : send.data(), recv.data(), count,
+                                 BRAID_INT32, world()),
+                  BRAID_SUCCESS)
+            << braid_last_error();
+        const size_t mine = count * static_cast<size_t>(rank());
+        for (int r = 0; r < size(); ++r)
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(recv[static_cast<size_t>(r) * count + i], value(r, mine + i, call))
+                << "count " << count << " in place " << in_place << " from " << r;
+      }
+      // In place never goes single-copy: each rank's blocks are overwritten while read.
+      if (in_place) {
+        EXPECT_EQ(single_copy_calls(), before) << "in-place alltoall of " << count;
+      } else {
+        check_count(before, "BRAID_ALLTOALL_ALGO", kCalls, false,
+                    "alltoall of " + std::to_string(count));
+      }
+    }
+}
+
 // Non-blocking calls of several kinds in flight at once, each reading another's result only
 // after waiting: the single-copy path keeps the node's call order and window sequence.
 TEST(SingleCopy, NonBlockingCallsInFlightTogether) {
