@@ -310,6 +310,47 @@ Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
                            static_cast<size_t>(ch.world_rank(ch.me())) * block, res);
 }
 
+Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                       size_t ref_at, DirectResult *res) {
+  *res = {};
+  const int n = ch.size();
+  const int me = ch.me();
+  if (n < 2 || ref_at + sizeof(SharedRef) > sizeof(CallSlot::data)) co_return;
+  auto bytes_of = [&](int s) { return args.counts[ch.world_rank(s)] * args.elem_size; };
+  auto ref_of = [&](int s) {
+    SharedRef r;
+    std::memcpy(&r, ch.call_slot(s, turn).data + ref_at, sizeof r);
+    return r;
+  };
+  size_t largest = 0;
+  bool any_cma = false;
+  for (int s = 0; s < n; ++s) {
+    largest = std::max(largest, bytes_of(s));
+    if (bytes_of(s) == 0) continue;        // nothing to read: its buffer may be anything
+    if (!ref_of(s).readable()) co_return;  // every rank decides alike
+    any_cma = any_cma || ref_of(s).cma();
+  }
+  std::vector<PeerBuffer> in(static_cast<size_t>(n));
+  bool opened = true;
+  for (int s = 0; s < n; ++s)
+    if (s != me && bytes_of(s) > 0)
+      opened = open_peer(ch, s, ref_of(s), bytes_of(s), &in[s]) && opened;
+  const uint32_t w = ch.take_window();
+  bool all = false;
+  co_await agree_to_go_direct(ctx, ch, w, ready_to_read(ch, opened, any_cma, largest, res), &all);
+  if (all) {
+    auto *recv = static_cast<char *>(args.recvbuf);
+    for (int s = 0; s < n; ++s)
+      if (s != me && bytes_of(s) > 0)
+        copy_from(ch, s, in[s], 0, recv + args.displs[ch.world_rank(s)] * args.elem_size,
+                  bytes_of(s));
+  }
+  ch.publish(&PeerControl::done, w + 1);
+  if (!all) co_return;
+  co_await wait_all_done(ctx, ch, w, "copy this rank's block");
+  count(ch, any_cma, res);
+}
+
 Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
                    DirectResult *res) {
   *res = {};

@@ -78,6 +78,10 @@ Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
 // Every rank reads its block of every other rank's send buffer (not in place).
 Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
                      DirectResult *res);
+// Allgatherv: as allgather, blocks of any size; each rank's SharedRef of its send buffer sits at
+// `ref_at` of its call slot's data (after the allgatherv head), none past the slot's room.
+Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                       size_t ref_at, DirectResult *res);
 // Gather: the root copies every other rank's block straight from its send buffer (only the
 // others' send buffers must be reachable; each waits until the root has read it). Scatter:
 // every rank copies its block straight from the root's send buffer (only that one must be

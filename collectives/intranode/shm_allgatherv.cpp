@@ -9,6 +9,7 @@
 
 #include "error.hpp"
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
@@ -39,11 +40,26 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   }
   size_t largest = 0;
   for (int s = 0; s < ch.size(); ++s) largest = std::max(largest, bytes_of(s));
-  const size_t head = stage_allgatherv_head(ch, args, staged);
+  // After the head, the call describes this rank's send buffer, so that the others read it in
+  // place where it is a braid_mem_alloc region, or by single copy (allgatherv_direct).
+  size_t head = stage_allgatherv_head(ch, args, staged);
+  const size_t own_bytes = args.count * es;
+  const size_t ref_at = head;
+  if (head + sizeof(SharedRef) <= sizeof staged) {
+    const SharedRef ref = offer(ch, send, own_bytes, largest);
+    std::memcpy(reinterpret_cast<char *>(staged) + head, &ref, sizeof ref);
+    head += sizeof ref;
+  }
   co_await agree_on_call(ctx, ch, ticket, args, staged, head);
   check_allgatherv_counts(ch, ticket, args);
-  const size_t own_bytes = args.count * es;
   if (place(me) != send) copy_bytes(place(me), send, own_bytes);  // else in place
+  const uint64_t start = now_ns();
+  DirectResult direct;
+  co_await allgatherv_direct(ctx, ch, ticket, args, ref_at, &direct);
+  if (direct.ran) {
+    report_copy(ch, direct, largest, start);
+    co_return;
+  }
   constexpr size_t piece = NodeChannel::kWindow;
   // Bytes of block `s` that window k carries.
   auto len = [&](int s, uint32_t k) {
@@ -61,6 +77,7 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
         for (int s = 0; s < ch.size(); ++s)
           if (s != me && len(s, k) > 0) std::memcpy(place(s) + k * piece, buffer_of(s), len(s, k));
       });
+  report_copy(ch, direct, largest, start);
 }
 
 }  // namespace braid::coll

@@ -142,6 +142,41 @@ TEST(SingleCopy, AllgatherInPlaceAndNotIsExact) {
     }
 }
 
+// Uneven blocks, one of them empty (its owner's buffer is null), the others around the
+// threshold, in reversed places in the receive buffer.
+TEST(SingleCopy, AllgathervUnevenBlocksAreExact) {
+  const int n = size();
+  for (size_t base : {size_t{2000}, size_t{20000}}) {
+    std::vector<size_t> counts(static_cast<size_t>(n)), displs(static_cast<size_t>(n));
+    size_t total = 0;
+    for (int r = n - 1; r >= 0; --r) {  // rank n-1 first in the buffer
+      counts[static_cast<size_t>(r)] = r == 1 ? 0 : base + static_cast<size_t>(r) * 1031;
+      displs[static_cast<size_t>(r)] = total;
+      total += counts[static_cast<size_t>(r)] + 3;  // gaps between blocks stay untouched
+    }
+    const uint64_t before = single_copy_calls();
+    constexpr int kCalls = 2;
+    for (int call = 0; call < kCalls; ++call) {
+      const size_t mine = counts[static_cast<size_t>(rank())];
+      std::vector<int32_t> send(mine);
+      for (size_t i = 0; i < mine; ++i) send[i] = value(rank(), i, call);
+      std::vector<int32_t> recv(total, -1);
+      ASSERT_EQ(braid_allgatherv(mine ? send.data() : nullptr, mine, recv.data(), counts.data(),
+                                 displs.data(), BRAID_INT32, world()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      for (int r = 0; r < n; ++r) {
+        const size_t at = displs[static_cast<size_t>(r)];
+        for (size_t i = 0; i < counts[static_cast<size_t>(r)]; ++i)
+          ASSERT_EQ(recv[at + i], value(r, i, call)) << "base " << base << " from " << r;
+        ASSERT_EQ(recv[at + counts[static_cast<size_t>(r)]], -1) << "gap after " << r;
+      }
+    }
+    check_count(before, "BRAID_ALLGATHERV_ALGO", kCalls, false,
+                "allgatherv of base " + std::to_string(base));
+  }
+}
+
 TEST(SingleCopy, AlltoallInPlaceAndNotIsExact) {
   for (size_t count : kCounts)
     for (bool in_place : {false, true}) {
