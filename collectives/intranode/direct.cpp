@@ -7,93 +7,11 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/partition.hpp"
 #include "error.hpp"
-#include "kernels/reduce_kernels.hpp"
+#include "intranode/direct_steps.hpp"
 
 namespace braid::coll {
 namespace {
-
-// Reduced a chunk at a time, so copying it to the other ranks reads it from L1. 8 KiB was a
-// little faster than 32, 128 and 512 KiB at 256 KiB-64 MiB on the 2-core EPYC VM (2 ranks,
-// two interleaved sweeps, machine loaded: differences of 5-15%, near the noise).
-constexpr size_t kChunkBytes = size_t{8} << 10;
-
-DirectRefs refs_of(const NodeChannel &ch, int local, uint32_t turn) {
-  DirectRefs r;
-  std::memcpy(&r, ch.call_slot(local, turn).data, sizeof r);
-  return r;
-}
-
-// Publishes whether this rank is ready (window w's `posted`) and learns whether all are.
-Task agree_to_go_direct(CollContext &ctx, NodeChannel &ch, uint32_t w, bool ready, bool *all) {
-  ch.set_direct_ok(ready);
-  ch.publish(&PeerControl::posted, w + 1);
-  *all = ready;
-  for (int s = 0; s < ch.size(); ++s) {
-    if (s == ch.me()) continue;
-    co_await ctx.wait_flag(ch.flag(s, &PeerControl::posted, w + 1, "map the node's buffers"));
-    ch.saw(s, w + 1);
-    *all = *all && ch.direct_ok(s);
-  }
-}
-
-Task wait_all_done(CollContext &ctx, NodeChannel &ch, uint32_t w, const char *what) {
-  for (int s = 0; s < ch.size(); ++s) {
-    if (s == ch.me()) continue;
-    co_await ctx.wait_flag(ch.flag(s, &PeerControl::done, w + 1, what));
-    ch.saw(s, w + 1);
-  }
-}
-
-// A peer's buffer as this rank reaches it: mapped into this process, or read through CMA.
-struct PeerBuffer {
-  const char *mapped = nullptr;
-  int pid = 0;
-  uint64_t addr = 0;  // in the peer, when not mapped
-};
-
-// Peer `s`'s buffer of `bytes` described by `ref`; false when it can be neither mapped nor read.
-bool open_peer(NodeChannel &ch, int s, SharedRef ref, size_t bytes, PeerBuffer *out) {
-  if (ref.valid()) {
-    out->mapped = ch.map_peer(s, ref, bytes);
-    return out->mapped != nullptr;
-  }
-  if (!ref.cma()) return false;
-  out->pid = ch.pid(s);
-  out->addr = ref.offset;
-  return ch.cma_usable(s);
-}
-
-void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, void *dst,
-               size_t bytes) {
-  if (b.mapped != nullptr) {
-    std::memcpy(dst, b.mapped + offset, bytes);
-    return;
-  }
-  // CMA worked for this peer before (cma_usable), so a refusal now means it is gone or its
-  // buffer is: the peer's error, not this call's arguments.
-  if (!cma_read(b.pid, b.addr + offset, dst, bytes))
-    detail::fail(BRAID_ERR_PEER_FAILED, "reading ", bytes, " bytes of rank ", ch.world_rank(s),
-                 "'s buffer with process_vm_readv (pid ", b.pid, "): ", std::strerror(errno));
-}
-
-// Whether this rank is ready to go direct with the peers' buffers it opened (`opened`), and
-// what it tells its chooser: reading any of them by CMA is single copy, which it may decline.
-bool ready_to_read(NodeChannel &ch, bool opened, bool any_cma, size_t bytes, DirectResult *res) {
-  if (!any_cma) return opened;
-  res->chose = true;
-  return ch.cma_wanted(bytes) && opened;
-}
-
-void count(NodeChannel &ch, bool single, DirectResult *res) {
-  res->ran = true;
-  res->single = single;
-  if (single)
-    ch.count_single_copy_call();
-  else
-    ch.count_direct_call();
-}
 
 // A root-read call (broadcast, scatter) whose root offered its buffer for single copy, which it
 // does only when every reader asked for it (readers_want_single) and so checked it may: no
@@ -163,62 +81,6 @@ DirectRefs direct_refs(const NodeChannel &ch, const CollArgs &args) {
   if (args.kind == CollKind::allreduce && r.recv.valid())
     r.send = args.in_place() ? r.recv : shared_ref(args.sendbuf, bytes);
   return r;
-}
-
-Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
-                      DirectResult *res) {
-  *res = {};
-  const int n = ch.size();
-  const int me = ch.me();
-  const size_t bytes = args.bytes();
-  if (n < 2 || bytes < kDirectMinBytes) co_return;
-  for (int s = 0; s < n; ++s) {
-    const DirectRefs r = refs_of(ch, s, turn);
-    if (!r.send.valid() || !r.recv.valid()) co_return;  // every rank decides alike
-  }
-  std::vector<const char *> in(static_cast<size_t>(n));
-  std::vector<char *> out(static_cast<size_t>(n));
-  bool mapped = true;
-  for (int s = 0; s < n; ++s) {
-    if (s == me) {
-      in[s] = static_cast<const char *>(args.sendbuf);
-      out[s] = static_cast<char *>(args.recvbuf);
-      continue;
-    }
-    const DirectRefs r = refs_of(ch, s, turn);
-    in[s] = ch.map_peer(s, r.send, bytes);
-    out[s] = ch.map_peer(s, r.recv, bytes);
-    mapped = mapped && in[s] != nullptr && out[s] != nullptr;
-  }
-  const uint32_t w = ch.take_window();
-  bool all = false;
-  co_await agree_to_go_direct(ctx, ch, w, mapped, &all);
-  if (all) {
-    const size_t es = args.elem_size;
-    const size_t first = block_start(args.count, n, me);
-    const size_t last = block_start(args.count, n, me + 1);
-    const size_t per_chunk = std::max<size_t>(1, kChunkBytes / es);
-    // The chunk accumulates in this rank's receive buffer, unless that is also its input and
-    // the first step (ranks 0 and 1) would overwrite it before it is read: then in scratch.
-    const bool own_acc = !args.in_place() || me < 2;
-    ScratchPool::Lease scratch = own_acc ? ScratchPool::Lease{} : ctx.scratch(per_chunk * es);
-    for (size_t i = first; i < last; i += per_chunk) {
-      const size_t cnt = std::min(per_chunk, last - i);
-      const size_t off = i * es;
-      // Rank order, the lowest rank on the left: the same bits as every other path. Exact
-      // aliasing of the accumulator and an input is allowed. Another rank's in-place buffer is
-      // written only after the chunk was read from it.
-      char *acc = own_acc ? out[me] + off : scratch.data();
-      reduce(acc, in[0] + off, in[1] + off, cnt, args.dtype, args.op);
-      for (int s = 2; s < n; ++s) reduce(acc, acc, in[s] + off, cnt, args.dtype, args.op);
-      for (int s = 0; s < n; ++s)
-        if (s != me || !own_acc) std::memcpy(out[s] + off, acc, cnt * es);
-    }
-  }
-  ch.publish(&PeerControl::done, w + 1);
-  if (!all) co_return;
-  co_await wait_all_done(ctx, ch, w, "write its share of the result");
-  count(ch, false, res);
 }
 
 SharedRef offer_root_buffer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied) {

@@ -1,0 +1,43 @@
+// The steps the direct (zero-copy and single-copy) node-local collectives share (direct.hpp):
+// reading the peers' DirectRefs, the agreement to go direct, reaching a peer's buffer (mapped
+// or through CMA) and the end of the call. Internal to direct*.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "intranode/direct.hpp"
+
+namespace braid::coll {
+
+// Local rank `local`'s DirectRefs of `turn` (the first bytes of its call slot's data).
+DirectRefs refs_of(const NodeChannel &ch, int local, uint32_t turn);
+
+// Publishes whether this rank is ready (window w's `posted`) and learns whether all are.
+Task agree_to_go_direct(CollContext &ctx, NodeChannel &ch, uint32_t w, bool ready, bool *all);
+// Waits until every other rank published `done` of window w (`what`: the step, for errors).
+Task wait_all_done(CollContext &ctx, NodeChannel &ch, uint32_t w, const char *what);
+
+// A peer's buffer as this rank reaches it: mapped into this process, or through CMA.
+struct PeerBuffer {
+  char *mapped = nullptr;
+  int pid = 0;
+  uint64_t addr = 0;  // in the peer, when not mapped
+};
+
+// Peer `s`'s buffer of `bytes` described by `ref`; false when it can be neither mapped nor read.
+bool open_peer(NodeChannel &ch, int s, SharedRef ref, size_t bytes, PeerBuffer *out);
+// Copies `bytes` at `offset` of peer `s`'s buffer `b` to `dst`, or into it from `src`. A
+// refused CMA transfer (the peer is gone) is BRAID_ERR_PEER_FAILED naming the peer.
+void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, void *dst,
+               size_t bytes);
+void copy_to(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, const void *src,
+             size_t bytes);
+
+// Whether this rank is ready to go direct with the peers' buffers it opened (`opened`), and
+// what it tells its chooser: reaching any of them by CMA is single copy, which it may decline.
+bool ready_to_read(NodeChannel &ch, bool opened, bool any_cma, size_t bytes, DirectResult *res);
+// The call ran direct (single: through CMA): counts it and says so in *res.
+void count(NodeChannel &ch, bool single, DirectResult *res);
+
+}  // namespace braid::coll
