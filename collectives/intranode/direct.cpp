@@ -76,10 +76,15 @@ DirectRefs direct_refs(const NodeChannel &ch, const CollArgs &args) {
       r.recv = offer_root_buffer(ch, args.recvbuf, bytes, bytes);
     return r;
   }
-  if (bytes < kDirectMinBytes) return r;
+  if (bytes < kDirectMinBytes || args.kind != CollKind::allreduce) return r;
   r.recv = shared_ref(args.recvbuf, bytes);
-  if (args.kind == CollKind::allreduce && r.recv.valid())
-    r.send = args.in_place() ? r.recv : shared_ref(args.sendbuf, bytes);
+  r.send = args.in_place() ? r.recv : shared_ref(args.sendbuf, bytes);
+  // Ordinary buffers: each rank reads its share of the others' inputs and writes the result
+  // into their outputs through CMA, where offered, from kAllreduceSingleCopyMinBytes.
+  if (bytes >= kAllreduceSingleCopyMinBytes && ch.cma_offered(bytes)) {
+    if (!r.recv.valid()) r.recv = cma_ref(args.recvbuf);
+    if (!r.send.valid()) r.send = args.in_place() ? r.recv : cma_ref(args.sendbuf);
+  }
   return r;
 }
 

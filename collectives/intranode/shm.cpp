@@ -22,15 +22,18 @@ Task allreduce_shm(CollContext &ctx, CollArgs args) {
     tiny_finish(ch, ticket, args);
     co_return;
   }
-  // Buffers from braid_mem_alloc are described with the call, so the ranks can work in place.
+  // The buffers are described with the call, so the ranks can work in place (braid_mem_alloc
+  // regions) or by single copy (ordinary buffers, where the ranks want that).
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
+  const uint64_t start = now_ns();
   DirectResult direct;
   co_await allreduce_direct(ctx, ch, ticket, args, &direct);
-  if (direct.ran) co_return;
-  co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
-                       static_cast<char *>(args.recvbuf),
-                       ReduceOf{args.count, args.elem_size, args.dtype, args.op}, -1);
+  if (!direct.ran)
+    co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
+                         static_cast<char *>(args.recvbuf),
+                         ReduceOf{args.count, args.elem_size, args.dtype, args.op}, -1);
+  report_copy(ch, direct, args.bytes(), start);
 }
 
 Task broadcast_shm(CollContext &ctx, CollArgs args) {

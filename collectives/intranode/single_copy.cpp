@@ -88,7 +88,7 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   c.retrying = false;
   const bool single_is_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   c.retry_every =
-      single_is_best == single_was_best ? std::min(c.retry_every * 2, kLastRetry) : kFirstRetry;
+      single_is_best == single_was_best ? std::min(c.retry_every * 4, kLastRetry) : kFirstRetry;
 }
 
 double CopyChooser::rate(bool single, size_t bytes) const {

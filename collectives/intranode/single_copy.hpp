@@ -56,8 +56,11 @@ class CopyChooser {
   double rate(bool single, size_t bytes) const;
 
  private:
-  static constexpr uint32_t kFirstRetry = 8;   // calls before the other path is tried again
-  static constexpr uint32_t kLastRetry = 256;  // the interval doubles while the choice holds
+  // Calls before the other path is tried again; the interval grows 4x while the choice holds:
+  // a retry of the slow path can cost 5x a call (the windows in a slow spell), so they must
+  // become rare fast, yet a machine that recovers is noticed within a few hundred calls.
+  static constexpr uint32_t kFirstRetry = 8;
+  static constexpr uint32_t kLastRetry = 512;
   struct Class {
     std::array<double, 2> ns_per_byte{0, 0};  // [windows, single]
     uint32_t since_retry = 0;

@@ -5,7 +5,10 @@
 // BRAID_CMA=off (multiproc.*.cma_off) it must never move.
 #include <braid/braid.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -30,9 +33,8 @@ std::string cma_env() {
 // and a root that does not wait for its readers can be a call ahead of what they said (never
 // two: it enters call t + 2 only after they all entered t + 1). Under BRAID_CMA=auto any number
 // (chosen by what the ranks measure).
-void check_count(uint64_t before, const char *algo_var, int calls, bool first_learns,
+void check_count(uint64_t moved, const char *algo_var, int calls, bool first_learns,
                  const std::string &what) {
-  const uint64_t moved = single_copy_calls() - before;
   if (!shm_selected(algo_var) || cma_env() == "off") {
     EXPECT_EQ(moved, 0u) << what;
   } else if (cma_env() == "on") {
@@ -64,7 +66,7 @@ TEST(SingleCopy, BroadcastFromEveryRootIsExact) {
           ASSERT_EQ(buf[i], value(root, i, call))
               << "count " << count << " root " << root << " call " << call << " at " << i;
       }
-      check_count(before, "BRAID_BROADCAST_ALGO", kCalls, true,
+      check_count(single_copy_calls() - before, "BRAID_BROADCAST_ALGO", kCalls, true,
                   "broadcast of " + std::to_string(count) + " from " + std::to_string(root));
     }
 }
@@ -88,7 +90,7 @@ TEST(SingleCopy, ScatterFromEveryRootIsExact) {
         for (size_t i = 0; i < count; ++i)
           ASSERT_EQ(recv[i], value(root, first + i, call)) << "count " << count << " root " << root;
       }
-      check_count(before, "BRAID_SCATTER_ALGO", kCalls, true,
+      check_count(single_copy_calls() - before, "BRAID_SCATTER_ALGO", kCalls, true,
                   "scatter of " + std::to_string(count) + " from " + std::to_string(root));
     }
 }
@@ -111,7 +113,7 @@ TEST(SingleCopy, GatherToEveryRootIsExact) {
             ASSERT_EQ(recv[static_cast<size_t>(r) * count + i], value(r, i, call))
                 << "count " << count << " root " << root << " from " << r;
       }
-      check_count(before, "BRAID_GATHER_ALGO", kCalls, false,
+      check_count(single_copy_calls() - before, "BRAID_GATHER_ALGO", kCalls, false,
                   "gather of " + std::to_string(count) + " to " + std::to_string(root));
     }
 }
@@ -137,9 +139,75 @@ TEST(SingleCopy, AllgatherInPlaceAndNotIsExact) {
             ASSERT_EQ(recv[static_cast<size_t>(r) * count + i], value(r, i, call))
                 << "count " << count << " in place " << in_place << " from " << r;
       }
-      check_count(before, "BRAID_ALLGATHER_ALGO", kCalls, false,
+      check_count(single_copy_calls() - before, "BRAID_ALLGATHER_ALGO", kCalls, false,
                   "allgather of " + std::to_string(count));
     }
+}
+
+std::vector<float> floats_of(int r, size_t count) {
+  std::mt19937 g(1234u + static_cast<unsigned>(r));
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (float &x : v) x = d(g);
+  return v;
+}
+
+// Float sums whose rounding depends on the order: every rank computes the rank-order fold of
+// everyone's inputs itself, and the node path (windows, in place or single copy) must give
+// exactly those bits, in place or not.
+TEST(SingleCopy, AllreduceGivesTheRankOrderBits) {
+  for (size_t count : {size_t{4099}, size_t{65537}, size_t{300001}})
+    for (bool in_place : {false, true}) {
+      std::vector<float> expected = floats_of(0, count);
+      for (int r = 1; r < size(); ++r) {
+        const std::vector<float> x = floats_of(r, count);
+        for (size_t i = 0; i < count; ++i) expected[i] = expected[i] + x[i];
+      }
+      uint64_t moved = 0;  // by the allreduces alone (the checks below broadcast)
+      constexpr int kCalls = 2;
+      for (int call = 0; call < kCalls; ++call) {
+        std::vector<float> send = floats_of(rank(), count), recv(count, 0.0f);
+        const uint64_t before = single_copy_calls();
+        ASSERT_EQ(braid_allreduce(send.data(), in_place ? send.data() : recv.data(), count,
+                                  BRAID_FLOAT32, BRAID_SUM, world()),
+                  BRAID_SUCCESS)
+            << braid_last_error();
+        moved += single_copy_calls() - before;
+        const std::vector<float> &got = in_place ? send : recv;
+        if (shm_selected("BRAID_ALLREDUCE_ALGO")) {
+          ASSERT_EQ(std::memcmp(got.data(), expected.data(), count * sizeof(float)), 0)
+              << "count " << count << " in place " << in_place;
+          continue;
+        }
+        // Other algorithms (transport, hierarchical) add in their own order: the same bits on
+        // every rank, close to the fold.
+        ASSERT_TRUE(identical_on_all_ranks(got.data(), count * sizeof(float)));
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_NEAR(got[i], expected[i], 1e-5 * size()) << "count " << count << " at " << i;
+      }
+      check_count(moved, "BRAID_ALLREDUCE_ALGO", kCalls, false,
+                  "allreduce of " + std::to_string(count));
+    }
+}
+
+TEST(SingleCopy, AllreduceIntegerOpsAreExact) {
+  constexpr size_t kCount = 50000;
+  for (braid_op_t op : {BRAID_MAX, BRAID_BXOR, BRAID_AVG}) {
+    std::vector<int32_t> send(kCount), recv(kCount);
+    for (size_t i = 0; i < kCount; ++i) send[i] = value(rank(), i, 0) % 100000;
+    ASSERT_EQ(braid_allreduce(send.data(), recv.data(), kCount, BRAID_INT32, op, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t i = 0; i < kCount; ++i) {
+      int64_t want = value(0, i, 0) % 100000;
+      for (int r = 1; r < size(); ++r) {
+        const int64_t x = value(r, i, 0) % 100000;
+        want = op == BRAID_MAX ? std::max(want, x) : op == BRAID_BXOR ? (want ^ x) : want + x;
+      }
+      if (op == BRAID_AVG) want /= size();
+      ASSERT_EQ(recv[i], want) << "op " << op_str(op) << " at " << i;
+    }
+  }
 }
 
 // Uneven blocks, one of them empty (its owner's buffer is null), the others around the
@@ -172,7 +240,7 @@ TEST(SingleCopy, AllgathervUnevenBlocksAreExact) {
         ASSERT_EQ(recv[at + counts[static_cast<size_t>(r)]], -1) << "gap after " << r;
       }
     }
-    check_count(before, "BRAID_ALLGATHERV_ALGO", kCalls, false,
+    check_count(single_copy_calls() - before, "BRAID_ALLGATHERV_ALGO", kCalls, false,
                 "allgatherv of base " + std::to_string(base));
   }
 }
@@ -202,7 +270,7 @@ TEST(SingleCopy, AlltoallInPlaceAndNotIsExact) {
       if (in_place) {
         EXPECT_EQ(single_copy_calls(), before) << "in-place alltoall of " << count;
       } else {
-        check_count(before, "BRAID_ALLTOALL_ALGO", kCalls, false,
+        check_count(single_copy_calls() - before, "BRAID_ALLTOALL_ALGO", kCalls, false,
                     "alltoall of " + std::to_string(count));
       }
     }
