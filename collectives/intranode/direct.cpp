@@ -44,31 +44,32 @@ uint64_t now_ns() {
 }
 
 void report_copy(NodeChannel &ch, const DirectResult &r, size_t bytes, uint64_t since_ns) {
-  if (!r.chose) return;
+  if (!r.chose && !ch.decided()) return;
   ch.cma_measured(r.single, bytes, now_ns() - since_ns);
   if (r.read_root >= 0) ch.publish_read_choice(r.read_root, bytes);
 }
 
-SharedRef offer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied) {
+SharedRef offer(NodeChannel &ch, const void *p, size_t bytes, size_t copied, bool reads) {
   if (p == nullptr) return {};
   if (copied >= kDirectMinBytes)
     if (const SharedRef mapped = shared_ref(p, bytes); mapped.valid()) return mapped;
-  return ch.cma_offered(copied) ? cma_ref(p) : SharedRef{};
+  if (!ch.cma_offered(copied) || (reads && !ch.want_single(copied))) return {};
+  return cma_ref(p);
 }
 
-DirectRefs direct_refs(const NodeChannel &ch, const CollArgs &args) {
+DirectRefs direct_refs(NodeChannel &ch, const CollArgs &args) {
   const size_t bytes = args.bytes();
   DirectRefs r;
   // Allgather reads the others' send buffers (one block each; in place, inside recvbuf).
   if (args.kind == CollKind::allgather) {
-    r.send = offer(ch, args.sendbuf, bytes, bytes);
+    r.send = offer(ch, args.sendbuf, bytes, bytes, true);
     return r;
   }
   // Alltoall: each other rank reads its block of this rank's send buffer. Not in place: this
   // rank would overwrite its blocks while the others read them.
   if (args.kind == CollKind::alltoall) {
     if (!args.in_place())
-      r.send = offer(ch, args.sendbuf, bytes * static_cast<size_t>(ch.size()), bytes);
+      r.send = offer(ch, args.sendbuf, bytes * static_cast<size_t>(ch.size()), bytes, true);
     return r;
   }
   if (args.kind == CollKind::broadcast) {  // the others read the root's
@@ -80,8 +81,9 @@ DirectRefs direct_refs(const NodeChannel &ch, const CollArgs &args) {
   r.recv = shared_ref(args.recvbuf, bytes);
   r.send = args.in_place() ? r.recv : shared_ref(args.sendbuf, bytes);
   // Ordinary buffers: each rank reads its share of the others' inputs and writes the result
-  // into their outputs through CMA, where offered, from kAllreduceSingleCopyMinBytes.
-  if (bytes >= kAllreduceSingleCopyMinBytes && ch.cma_offered(bytes)) {
+  // into their outputs through CMA, where it wants that, from kAllreduceSingleCopyMinBytes.
+  if (bytes >= kAllreduceSingleCopyMinBytes && (!r.recv.valid() || !r.send.valid()) &&
+      ch.cma_offered(bytes) && ch.want_single(bytes)) {
     if (!r.recv.valid()) r.recv = cma_ref(args.recvbuf);
     if (!r.send.valid()) r.send = args.in_place() ? r.recv : cma_ref(args.sendbuf);
   }
@@ -130,11 +132,12 @@ Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
   const int n = ch.size();
   const int me = ch.me();
   const size_t block = args.bytes();
-  bool any_cma = false;
+  bool any_cma = false, any_mapped = false;
   for (int s = 0; s < n; ++s) {
     const SharedRef r = refs_of(ch, s, turn).send;
     if (!r.readable()) co_return;  // every rank decides alike
     any_cma = any_cma || r.cma();
+    any_mapped = any_mapped || r.valid();
   }
   std::vector<PeerBuffer> in(static_cast<size_t>(n));
   bool opened = true;
@@ -142,7 +145,8 @@ Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
     if (s != me) opened = open_peer(ch, s, refs_of(ch, s, turn).send, ref_bytes, &in[s]) && opened;
   const uint32_t w = ch.take_window();
   bool all = false;
-  co_await agree_to_go_direct(ctx, ch, w, ready_to_read(ch, opened, any_cma, block, res), &all);
+  const bool ready = ready_to_read(ch, opened, any_cma, block, res);
+  co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   if (all) {
     // This rank's own block is in place already (the caller copied it); the others' blocks
     // are read where their owners keep them. Nobody writes a send buffer meanwhile.
@@ -190,12 +194,14 @@ Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArg
     return r;
   };
   size_t largest = 0;
-  bool any_cma = false;
+  bool any_cma = false, any_mapped = false;
+  for (int s = 0; s < n; ++s) largest = std::max(largest, bytes_of(s));
   for (int s = 0; s < n; ++s) {
-    largest = std::max(largest, bytes_of(s));
-    if (bytes_of(s) == 0) continue;        // nothing to read: its buffer may be anything
-    if (!ref_of(s).readable()) co_return;  // every rank decides alike
+    // Every rank reads, so every rank says whether it wants single copy, whatever its block
+    // (an empty block's reference is never read).
+    if (!ref_of(s).readable()) co_return;
     any_cma = any_cma || ref_of(s).cma();
+    any_mapped = any_mapped || ref_of(s).valid();
   }
   std::vector<PeerBuffer> in(static_cast<size_t>(n));
   bool opened = true;
@@ -204,7 +210,8 @@ Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArg
       opened = open_peer(ch, s, ref_of(s), bytes_of(s), &in[s]) && opened;
   const uint32_t w = ch.take_window();
   bool all = false;
-  co_await agree_to_go_direct(ctx, ch, w, ready_to_read(ch, opened, any_cma, largest, res), &all);
+  const bool ready = ready_to_read(ch, opened, any_cma, largest, res);
+  co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   if (all) {
     auto *recv = static_cast<char *>(args.recvbuf);
     for (int s = 0; s < n; ++s)
@@ -225,13 +232,17 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
   const int me = ch.me();
   const size_t block = args.bytes();
   if (n < 2) co_return;
-  bool any_cma = false;
+  bool any_cma = false, any_mapped = false;
   for (int s = 0; s < n; ++s) {
     if (s == root) continue;
     const SharedRef r = refs_of(ch, s, turn).send;
     if (!r.readable()) co_return;  // every rank alike
     any_cma = any_cma || r.cma();
+    any_mapped = any_mapped || r.valid();
   }
+  // The root's reference is its answer (shm_gather.cpp): CMA when it wants single copy.
+  if (me == root && any_cma) res->chose = true;
+  if (any_cma && !any_mapped && !refs_of(ch, root, turn).send.cma()) co_return;
   std::vector<PeerBuffer> in(static_cast<size_t>(n));
   bool ready = true;
   if (me == root) {
@@ -242,7 +253,7 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
   }
   const uint32_t w = ch.take_window();
   bool all = false;
-  co_await agree_to_go_direct(ctx, ch, w, ready, &all);
+  co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   if (all && me == root) {
     auto *recv = static_cast<char *>(args.recvbuf);
     for (int s = 0; s < n; ++s)

@@ -44,8 +44,9 @@ static_assert(sizeof(DirectRefs) <= sizeof(CallSlot::data));
 
 // How a peer may reach [p, p + bytes) of this rank: mapped when it lies in a braid_mem_alloc
 // region, else through CMA when the channel offers that for `copied` bytes per reader
-// (single_copy.hpp), else not at all.
-SharedRef offer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied);
+// (single_copy.hpp) and, if this rank `reads` its peers' buffers in the call too, it wants
+// single copy this time (NodeChannel::want_single), else not at all.
+SharedRef offer(NodeChannel &ch, const void *p, size_t bytes, size_t copied, bool reads);
 
 // The root's buffer of a broadcast or scatter, of which each reader copies `copied` bytes:
 // mapped as offer() does, else offered for single copy only when every reader asked for it
@@ -54,7 +55,7 @@ SharedRef offer_root_buffer(const NodeChannel &ch, const void *p, size_t bytes, 
 
 // This rank's buffers of the call as peers can reach them (invalid where they cannot: mapped
 // from kDirectMinBytes, single copy from kSingleCopyMinBytes where offered).
-DirectRefs direct_refs(const NodeChannel &ch, const CollArgs &args);
+DirectRefs direct_refs(NodeChannel &ch, const CollArgs &args);
 
 struct DirectResult {
   bool ran = false;     // the collective was done here, in place or single-copy

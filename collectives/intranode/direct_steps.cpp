@@ -25,6 +25,15 @@ Task agree_to_go_direct(CollContext &ctx, NodeChannel &ch, uint32_t w, bool read
   }
 }
 
+Task agree_if_mapped(CollContext &ctx, NodeChannel &ch, uint32_t w, bool any_mapped, bool ready,
+                     bool *all) {
+  if (any_mapped) {
+    co_await agree_to_go_direct(ctx, ch, w, ready, all);
+    co_return;
+  }
+  *all = true;
+}
+
 Task wait_all_done(CollContext &ctx, NodeChannel &ch, uint32_t w, const char *what) {
   for (int s = 0; s < ch.size(); ++s) {
     if (s == ch.me()) continue;
@@ -71,7 +80,7 @@ void copy_to(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, c
 bool ready_to_read(NodeChannel &ch, bool opened, bool any_cma, size_t bytes, DirectResult *res) {
   if (!any_cma) return opened;
   res->chose = true;
-  return ch.cma_wanted(bytes) && opened;
+  return ch.want_single(bytes) && opened;
 }
 
 void count(NodeChannel &ch, bool single, DirectResult *res) {

@@ -15,6 +15,11 @@ DirectRefs refs_of(const NodeChannel &ch, int local, uint32_t turn);
 
 // Publishes whether this rank is ready (window w's `posted`) and learns whether all are.
 Task agree_to_go_direct(CollContext &ctx, NodeChannel &ch, uint32_t w, bool ready, bool *all);
+// The agreement step where it is needed: when some buffer is mapped (mapping can fail). When
+// every reference is CMA, each reader offered its own only because it wants single copy and
+// can read every peer (NodeChannel::want_single), so all go without asking (*all = true).
+Task agree_if_mapped(CollContext &ctx, NodeChannel &ch, uint32_t w, bool any_mapped, bool ready,
+                     bool *all);
 // Waits until every other rank published `done` of window w (`what`: the step, for errors).
 Task wait_all_done(CollContext &ctx, NodeChannel &ch, uint32_t w, const char *what);
 

@@ -149,6 +149,20 @@ class NodeChannel {
     if (!cma_offered(bytes)) return false;
     return cma_mode_ == detail::CmaMode::always || chooser_.prefer_single(bytes);
   }
+  // For a call in which this rank reads its peers' buffers: whether it wants single copy this
+  // time (its chooser, asked once per call: the answer holds until the turn ends) and can read
+  // every peer's memory. A rank offers its buffers by CMA only when it does, so when every
+  // reader offered, nobody needs to ask the others (direct.cpp).
+  bool want_single(size_t bytes) {
+    if (!decided_) {
+      decided_ = true;
+      want_ = cma_wanted(bytes);
+      for (int s = 0; want_ && s < size(); ++s) want_ = s == me() || cma_usable(s);
+    }
+    return want_;
+  }
+  // Whether this rank asked its chooser in the current call (then it reports what it cost).
+  bool decided() const { return decided_; }
   // What the last call of `bytes` cost by the path it took, when this rank chose it.
   void cma_measured(bool single, size_t bytes, uint64_t ns) {
     if (cma_mode_ == detail::CmaMode::automatic) chooser_.measured(single, bytes, ns);
@@ -247,7 +261,10 @@ class NodeChannel {
   // No collective holds or waits for a turn.
   bool idle() const { return serving_.load(std::memory_order_relaxed) == next_turn_; }
   FlagWait turn(uint32_t ticket) const { return FlagWait{&serving_, ticket, -1, 0, nullptr, ""}; }
-  void end_turn() { serving_.fetch_add(1, std::memory_order_release); }
+  void end_turn() {
+    decided_ = false;
+    serving_.fetch_add(1, std::memory_order_release);
+  }
 
  private:
   PeerControl &ctl(int local) const { return controls_[local]; }
@@ -268,6 +285,8 @@ class NodeChannel {
   PeerMappings mappings_;
   detail::CmaMode cma_mode_ = detail::CmaMode::automatic;
   CopyChooser chooser_;
+  bool decided_ = false;  // want_single was asked in the current turn
+  bool want_ = false;
   std::vector<int8_t> cma_state_;  // per local rank: 0 not tried, 1 readable, -1 refused
   std::atomic<uint64_t> single_copy_calls_{0};
   std::atomic<uint64_t> direct_calls_{0};

@@ -12,7 +12,8 @@
 namespace braid::coll {
 
 struct SharedRef {
-  static constexpr int32_t kCma = -2;  // fd of a buffer peers read through CMA (single_copy.hpp)
+  // fd of a buffer peers read through CMA (single_copy.hpp)
+  static constexpr int32_t kCma = -2;
   int32_t fd = -1;      // in the owner's process; -1: the buffer is not shareable
   uint32_t region = 0;  // the owner's region id (low bits): tells a reused fd number apart
   uint64_t offset = 0;  // of the buffer in the region; with kCma, its address in the owner

@@ -46,7 +46,8 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   const size_t own_bytes = args.count * es;
   const size_t ref_at = head;
   if (head + sizeof(SharedRef) <= sizeof staged) {
-    const SharedRef ref = offer(ch, send, own_bytes, largest);
+    // An empty block still answers whether this rank wants single copy: any address will do.
+    const SharedRef ref = offer(ch, own_bytes > 0 ? send : recv, own_bytes, largest, true);
     std::memcpy(reinterpret_cast<char *>(staged) + head, &ref, sizeof ref);
     head += sizeof ref;
   }

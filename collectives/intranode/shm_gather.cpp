@@ -35,8 +35,12 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   }
   // Larger blocks: the call describes this rank's send buffer, so that the root reads the
   // others' in place where they are braid_mem_alloc regions, or by single copy (gather_direct).
+  // The root reads, and answers with its own reference: CMA when it wants single copy.
   DirectRefs refs;
-  refs.send = offer(ch, send, block, block);
+  if (me != root)
+    refs.send = offer(ch, send, block, block, false);
+  else if (ch.cma_offered(block) && ch.want_single(block))
+    refs.send = cma_ref(send);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   if (me == root && place(me) != send) std::memcpy(place(me), send, block);
   const uint64_t start = now_ns();
