@@ -1,5 +1,12 @@
 // Allreduce on the direct path (direct.hpp): rank k reduces the k-th share of the vector from
-// every rank's send buffer and writes it into every rank's receive buffer.
+// every rank's send buffer, in rank order (the bits of every node path).
+// - Every buffer mapped (braid_mem_alloc): rank k writes its share straight into every rank's
+//   receive buffer, a chunk at a time while it is in cache; one step.
+// - Ordinary buffers (CMA): a rank writes only its own memory. Rank k reads the k-th share of
+//   the others' inputs, reduces it into its own receive buffer, and once every rank has
+//   (`reduced`), reads the others' shares out of their receive buffers. Writing into a peer
+//   with process_vm_writev was tried first: a peer that failed and returned could have freed
+//   and reused that memory by the time a write landed (the fault tests showed the EFAULTs).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -20,6 +27,83 @@ constexpr size_t kCmaChunkBytes = size_t{128} << 10;
 
 }  // namespace
 
+namespace {
+
+// Every buffer mapped: rank k writes its reduced share into every rank's receive buffer.
+void reduce_and_write(CollContext &ctx, NodeChannel &ch, const CollArgs &args,
+                      const std::vector<PeerBuffer> &in, const std::vector<PeerBuffer> &out) {
+  const int n = ch.size(), me = ch.me();
+  const size_t es = args.elem_size;
+  const size_t first = block_start(args.count, n, me);
+  const size_t last = block_start(args.count, n, me + 1);
+  const size_t per_chunk = std::max<size_t>(1, kChunkBytes / es);
+  // The chunk accumulates in this rank's receive buffer, unless that is also its input and
+  // the first step (ranks 0 and 1) would overwrite it before it is read: then in scratch.
+  const bool own_acc = !args.in_place() || me < 2;
+  ScratchPool::Lease scratch = own_acc ? ScratchPool::Lease{} : ctx.scratch(per_chunk * es);
+  for (size_t i = first; i < last; i += per_chunk) {
+    const size_t cnt = std::min(per_chunk, last - i);
+    const size_t off = i * es;
+    // Rank order, the lowest rank on the left: the same bits as every other path. Exact
+    // aliasing of the accumulator and an input is allowed. Another rank's in-place buffer is
+    // written only after the chunk was read from it.
+    char *acc = own_acc ? out[me].mapped + off : scratch.data();
+    reduce(acc, in[0].mapped + off, in[1].mapped + off, cnt, args.dtype, args.op);
+    for (int s = 2; s < n; ++s) reduce(acc, acc, in[s].mapped + off, cnt, args.dtype, args.op);
+    for (int s = 0; s < n; ++s)
+      if (s != me || !own_acc) std::memcpy(out[s].mapped + off, acc, cnt * es);
+  }
+}
+
+// Some buffer read through CMA: rank k reduces its share into its own receive buffer, reading
+// the others' inputs a chunk at a time (staged where they are not mapped).
+void reduce_own_share(CollContext &ctx, NodeChannel &ch, const CollArgs &args,
+                      const std::vector<PeerBuffer> &in) {
+  const int n = ch.size(), me = ch.me();
+  const size_t es = args.elem_size;
+  const size_t first = block_start(args.count, n, me);
+  const size_t last = block_start(args.count, n, me + 1);
+  const size_t per_chunk = std::max<size_t>(1, kCmaChunkBytes / es);
+  const size_t chunk = per_chunk * es;
+  auto *recv = static_cast<char *>(args.recvbuf);
+  const bool own_acc = !args.in_place() || me < 2;  // as in reduce_and_write
+  // One staging chunk per rank, then the accumulator when it cannot be the receive buffer.
+  ScratchPool::Lease scratch = ctx.scratch((static_cast<size_t>(n) + (own_acc ? 0 : 1)) * chunk);
+  std::vector<const char *> src(static_cast<size_t>(n));
+  for (size_t i = first; i < last; i += per_chunk) {
+    const size_t cnt = std::min(per_chunk, last - i);
+    const size_t off = i * es;
+    for (int s = 0; s < n; ++s) {
+      if (in[s].mapped != nullptr) {
+        src[s] = in[s].mapped + off;
+        continue;
+      }
+      char *stage = scratch.data() + static_cast<size_t>(s) * chunk;
+      copy_from(ch, s, in[s], off, stage, cnt * es);
+      src[s] = stage;
+    }
+    char *acc = own_acc ? recv + off : scratch.data() + static_cast<size_t>(n) * chunk;
+    reduce(acc, src[0], src[1], cnt, args.dtype, args.op);
+    for (int s = 2; s < n; ++s) reduce(acc, acc, src[s], cnt, args.dtype, args.op);
+    if (!own_acc) std::memcpy(recv + off, acc, cnt * es);
+  }
+}
+
+// Then every other rank's reduced share, out of its receive buffer.
+void read_other_shares(NodeChannel &ch, const CollArgs &args, const std::vector<PeerBuffer> &out) {
+  const int n = ch.size();
+  const size_t es = args.elem_size;
+  auto *recv = static_cast<char *>(args.recvbuf);
+  for (int s = 0; s < n; ++s) {
+    if (s == ch.me()) continue;
+    const size_t first = block_start(args.count, n, s);
+    const size_t cnt = block_start(args.count, n, s + 1) - first;
+    if (cnt > 0) copy_from(ch, s, out[s], first * es, recv + first * es, cnt * es);
+  }
+}
+
+}  // namespace
+
 Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
                       DirectResult *res) {
   *res = {};
@@ -27,11 +111,12 @@ Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   const int me = ch.me();
   const size_t bytes = args.bytes();
   if (n < 2 || bytes < kDirectMinBytes) co_return;
-  bool any_cma = false;
+  bool any_cma = false, any_mapped = false;
   for (int s = 0; s < n; ++s) {
     const DirectRefs r = refs_of(ch, s, turn);
     if (!r.send.readable() || !r.recv.readable()) co_return;  // every rank decides alike
     any_cma = any_cma || r.send.cma() || r.recv.cma();
+    any_mapped = any_mapped || r.send.valid() || r.recv.valid();
   }
   std::vector<PeerBuffer> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
   bool opened = true;
@@ -47,46 +132,25 @@ Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   }
   const uint32_t w = ch.take_window();
   bool all = false;
-  co_await agree_to_go_direct(ctx, ch, w, ready_to_read(ch, opened, any_cma, bytes, res), &all);
-  if (all) {
-    const size_t es = args.elem_size;
-    const size_t first = block_start(args.count, n, me);
-    const size_t last = block_start(args.count, n, me + 1);
-    const size_t per_chunk = std::max<size_t>(1, (any_cma ? kCmaChunkBytes : kChunkBytes) / es);
-    const size_t chunk = per_chunk * es;
-    // The chunk accumulates in this rank's receive buffer, unless that is also its input and
-    // the first step (ranks 0 and 1) would overwrite it before it is read: then in scratch,
-    // after one staging chunk per rank for the inputs read through CMA.
-    const bool own_acc = !args.in_place() || me < 2;
-    const size_t scratch_chunks = (any_cma ? static_cast<size_t>(n) : 0) + (own_acc ? 0 : 1);
-    ScratchPool::Lease scratch =
-        scratch_chunks > 0 ? ctx.scratch(scratch_chunks * chunk) : ScratchPool::Lease{};
-    std::vector<const char *> src(static_cast<size_t>(n));
-    for (size_t i = first; i < last; i += per_chunk) {
-      const size_t cnt = std::min(per_chunk, last - i);
-      const size_t off = i * es;
-      for (int s = 0; s < n; ++s) {
-        if (in[s].mapped != nullptr) {
-          src[s] = in[s].mapped + off;
-          continue;
-        }
-        char *stage = scratch.data() + static_cast<size_t>(s) * chunk;
-        copy_from(ch, s, in[s], off, stage, cnt * es);
-        src[s] = stage;
-      }
-      // Rank order, the lowest rank on the left: the same bits as every other path. Exact
-      // aliasing of the accumulator and an input is allowed. Another rank's in-place buffer is
-      // written only after the chunk was read from it.
-      char *acc = own_acc ? out[me].mapped + off : scratch.data() + (scratch_chunks - 1) * chunk;
-      reduce(acc, src[0], src[1], cnt, args.dtype, args.op);
-      for (int s = 2; s < n; ++s) reduce(acc, acc, src[s], cnt, args.dtype, args.op);
-      for (int s = 0; s < n; ++s)
-        if (s != me || !own_acc) copy_to(ch, s, out[s], off, acc, cnt * es);
+  const bool ready = ready_to_read(ch, opened, any_cma, bytes, res);
+  co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
+  if (all && !any_cma) reduce_and_write(ctx, ch, args, in, out);
+  if (all && any_cma) {
+    reduce_own_share(ctx, ch, args, in);
+    // Nobody reads a share before its owner has reduced it, and nobody's input changes
+    // (in place: is overwritten by the second step) before everyone has read it.
+    ch.publish(&PeerControl::reduced, w + 1);
+    for (int s = 0; s < n; ++s) {
+      if (s == me) continue;
+      co_await ctx.wait_flag(ch.flag(s, &PeerControl::reduced, w + 1, "reduce its share"));
+      ch.saw(s, w + 1);
     }
+    read_other_shares(ch, args, out);
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
-  co_await wait_all_done(ctx, ch, w, "write its share of the result");
+  co_await wait_all_done(ctx, ch, w,
+                         any_cma ? "read this rank's share" : "write its share of the result");
   count(ch, any_cma, res);
 }
 

@@ -6,6 +6,22 @@
 #include "error.hpp"
 
 namespace braid::coll {
+namespace {
+
+// A CMA read refused after the peer was found readable (cma_usable): it is gone (said as
+// every other path says it, so that a survivor's error names the failed rank alike), or its
+// buffer is.
+[[noreturn]] void cma_failed(const NodeChannel &ch, int s, const PeerBuffer &b, size_t bytes) {
+  const int err = errno;
+  if (err == ESRCH)
+    detail::fail(BRAID_ERR_PEER_FAILED, "rank ", ch.world_rank(s), " failed: its process (pid ",
+                 b.pid, ", same node) exited or was killed (process_vm_readv: ", std::strerror(err),
+                 ")");
+  detail::fail(BRAID_ERR_PEER_FAILED, "reading ", bytes, " bytes of rank ", ch.world_rank(s),
+               "'s buffer with process_vm_readv (pid ", b.pid, "): ", std::strerror(err));
+}
+
+}  // namespace
 
 DirectRefs refs_of(const NodeChannel &ch, int local, uint32_t turn) {
   DirectRefs r;
@@ -61,20 +77,7 @@ void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset,
   }
   // CMA worked for this peer before (cma_usable), so a refusal now means it is gone or its
   // buffer is: the peer's error, not this call's arguments.
-  if (!cma_read(b.pid, b.addr + offset, dst, bytes))
-    detail::fail(BRAID_ERR_PEER_FAILED, "reading ", bytes, " bytes of rank ", ch.world_rank(s),
-                 "'s buffer with process_vm_readv (pid ", b.pid, "): ", std::strerror(errno));
-}
-
-void copy_to(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, const void *src,
-             size_t bytes) {
-  if (b.mapped != nullptr) {
-    std::memcpy(b.mapped + offset, src, bytes);
-    return;
-  }
-  if (!cma_write(b.pid, b.addr + offset, src, bytes))
-    detail::fail(BRAID_ERR_PEER_FAILED, "writing ", bytes, " bytes into rank ", ch.world_rank(s),
-                 "'s buffer with process_vm_writev (pid ", b.pid, "): ", std::strerror(errno));
+  if (!cma_read(b.pid, b.addr + offset, dst, bytes)) cma_failed(ch, s, b, bytes);
 }
 
 bool ready_to_read(NodeChannel &ch, bool opened, bool any_cma, size_t bytes, DirectResult *res) {

@@ -32,12 +32,11 @@ struct PeerBuffer {
 
 // Peer `s`'s buffer of `bytes` described by `ref`; false when it can be neither mapped nor read.
 bool open_peer(NodeChannel &ch, int s, SharedRef ref, size_t bytes, PeerBuffer *out);
-// Copies `bytes` at `offset` of peer `s`'s buffer `b` to `dst`, or into it from `src`. A
-// refused CMA transfer (the peer is gone) is BRAID_ERR_PEER_FAILED naming the peer.
+// Copies `bytes` at `offset` of peer `s`'s buffer `b` to `dst`. A refused CMA read (the peer
+// is gone) is BRAID_ERR_PEER_FAILED naming the peer. Nothing writes a peer's memory by CMA: a
+// peer that failed and returned may have reused it.
 void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, void *dst,
                size_t bytes);
-void copy_to(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, const void *src,
-             size_t bytes);
 
 // Whether this rank is ready to go direct with the peers' buffers it opened (`opened`), and
 // what it tells its chooser: reaching any of them by CMA is single copy, which it may decline.

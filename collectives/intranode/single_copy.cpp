@@ -34,24 +34,6 @@ bool cma_read(int pid, uint64_t addr, void *dst, size_t bytes) {
   return true;
 }
 
-bool cma_write(int pid, uint64_t addr, const void *src, size_t bytes) {
-  const auto *in = static_cast<const char *>(src);
-  while (bytes > 0) {
-    iovec local{const_cast<char *>(in), bytes};
-    iovec remote{reinterpret_cast<void *>(static_cast<uintptr_t>(addr)), bytes};
-    const ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      if (put == 0) errno = EFAULT;
-      return false;
-    }
-    in += put;
-    addr += static_cast<uint64_t>(put);
-    bytes -= static_cast<size_t>(put);
-  }
-  return true;
-}
-
 void allow_cma_readers() {
 #ifdef PR_SET_PTRACER
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // EINVAL without Yama: nothing to allow

@@ -34,8 +34,6 @@ SharedRef cma_ref(const void *p);
 // kernel refuses (no ptrace permission, seccomp, the process is gone) or the range is not
 // mapped there.
 bool cma_read(int pid, uint64_t addr, void *dst, size_t bytes);
-// Copies `bytes` from `src` to address `addr` in process `pid`; false with errno set likewise.
-bool cma_write(int pid, uint64_t addr, const void *src, size_t bytes);
 
 // Lets any process of this user read this one through CMA where Yama's ptrace_scope 1 would
 // allow only its ancestors (braidrun's ranks are siblings). What Open MPI does for the same
