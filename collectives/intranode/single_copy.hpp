@@ -55,10 +55,12 @@ class CopyChooser {
 
  private:
   // Calls before the other path is tried again; the interval grows 4x while the choice holds:
-  // a retry of the slow path can cost 5x a call (the windows in a slow spell), so they must
-  // become rare fast, yet a machine that recovers is noticed within a few hundred calls.
-  static constexpr uint32_t kFirstRetry = 8;
-  static constexpr uint32_t kLastRetry = 512;
+  // a retry of the slower path costs 2-5x a call (single copy on a fast day, the windows in a
+  // slow spell), so retries must become rare fast, yet a machine that changes is noticed
+  // within about a thousand calls. (8 then 2x up to 256 cost allreduce at 64 KiB 8-10% on a
+  // fast day against BRAID_CMA=off, five interleaved runs.)
+  static constexpr uint32_t kFirstRetry = 16;
+  static constexpr uint32_t kLastRetry = 1024;
   struct Class {
     std::array<double, 2> ns_per_byte{0, 0};  // [windows, single]
     uint32_t since_retry = 0;
