@@ -32,9 +32,11 @@ namespace braid::coll {
 // Below this, the windows' one or two synchronisation steps beat mapping and three steps.
 constexpr size_t kDirectMinBytes = size_t{16} << 10;
 
-// Allreduce goes single-copy from here (whole vector), as the in-place path: in a slow spell its
-// windows took 18 us at 32 KiB on 2 ranks against Open MPI's 13; the chooser decides above.
-constexpr size_t kAllreduceSingleCopyMinBytes = kDirectMinBytes;
+// Allreduce may go single-copy from here (whole vector). Below, three interleaved runs on a
+// fast day had BRAID_CMA=auto 1.1-1.4x slower than off at 16-128 KiB (2 and 4 ranks) though
+// the windows were chosen, and from 256 KiB on 4 ranks 0.62-0.70x; in a slow spell single copy
+// took 1 MiB from 475-531 us to 115.
+constexpr size_t kAllreduceSingleCopyMinBytes = size_t{256} << 10;
 
 struct DirectRefs {
   SharedRef send;
