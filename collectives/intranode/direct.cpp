@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "error.hpp"
@@ -37,16 +38,24 @@ void note_reader(const NodeChannel &ch, SharedRef r, int root, size_t copied, Di
 
 }  // namespace
 
+namespace {
+
 uint64_t now_ns() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
   return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
 }
 
-void report_copy(NodeChannel &ch, const DirectResult &r, size_t bytes, uint64_t since_ns) {
-  if (!r.chose && !ch.decided()) return;
-  ch.cma_measured(r.single, bytes, now_ns() - since_ns);
-  if (r.read_root >= 0) ch.publish_read_choice(r.read_root, bytes);
+}  // namespace
+
+CopyTimer::CopyTimer(NodeChannel &ch, size_t bytes)
+    : ch_(ch), bytes_(bytes), start_ns_(now_ns()), exceptions_(std::uncaught_exceptions()) {}
+
+CopyTimer::~CopyTimer() {
+  if (std::uncaught_exceptions() > exceptions_) return;
+  if (!result.chose && !ch_.decided()) return;
+  ch_.cma_measured(result.single, bytes_, now_ns() - start_ns_);
+  if (result.read_root >= 0) ch_.publish_read_choice(result.read_root, bytes_);
 }
 
 SharedRef offer(NodeChannel &ch, const void *p, size_t bytes, size_t copied, bool reads) {

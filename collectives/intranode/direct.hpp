@@ -66,11 +66,26 @@ struct DirectResult {
   int read_root = -1;   // the root this rank read from, in a broadcast or scatter it chose for
 };
 
-// Monotonic nanoseconds, for timing a call's copy path.
-uint64_t now_ns();
-// Tells the channel's chooser what the call cost on the path it took, when this rank chose; a
-// reader of a root's buffer also publishes what it wants next time (publish_read_choice).
-void report_copy(NodeChannel &ch, const DirectResult &r, size_t bytes, uint64_t since_ns);
+// Times a node-local call from its construction (after the call agreement) to the end of the
+// collective's frame, whichever path it took, and tells the channel's chooser what it cost when
+// this rank chose (a reader of a root's buffer also publishes what it wants next time,
+// publish_read_choice). Declared after the Turn, so it reports while the turn is still held. A
+// call that throws reports nothing; one whose frame is destroyed while suspended (a peer failed)
+// reports the time it ran, once: the next calls' figures soon outweigh it.
+class CopyTimer {
+ public:
+  CopyTimer(NodeChannel &ch, size_t bytes);
+  CopyTimer(const CopyTimer &) = delete;
+  CopyTimer &operator=(const CopyTimer &) = delete;
+  ~CopyTimer();
+  DirectResult result;  // filled by the *_direct call
+
+ private:
+  NodeChannel &ch_;
+  size_t bytes_;
+  uint64_t start_ns_;
+  int exceptions_;
+};
 
 // Run after agree_on_call(..., &refs, sizeof(DirectRefs)) for turn `turn`. res->ran says
 // whether the collective was done here; if not, nothing was read or written and the caller

@@ -8,17 +8,16 @@
 namespace braid::coll {
 namespace {
 
-// A CMA read refused after the peer was found readable (cma_usable): it is gone (said as
-// every other path says it, so that a survivor's error names the failed rank alike), or its
-// buffer is.
+// A CMA read refused after the peer was found readable (cma_usable): it is gone (ESRCH), or
+// may be being torn down, its memory unmapped before its pid is released (EFAULT), or it
+// unmapped its own buffer. Said as every other path says a rank failed, so that a survivor's
+// error names the failed rank alike (Faults/KillByHand failed once, in 30-odd runs, with a
+// message that did not; its text was lost to a rerun).
 [[noreturn]] void cma_failed(const NodeChannel &ch, int s, const PeerBuffer &b, size_t bytes) {
   const int err = errno;
-  if (err == ESRCH)
-    detail::fail(BRAID_ERR_PEER_FAILED, "rank ", ch.world_rank(s), " failed: its process (pid ",
-                 b.pid, ", same node) exited or was killed (process_vm_readv: ", std::strerror(err),
-                 ")");
-  detail::fail(BRAID_ERR_PEER_FAILED, "reading ", bytes, " bytes of rank ", ch.world_rank(s),
-               "'s buffer with process_vm_readv (pid ", b.pid, "): ", std::strerror(err));
+  detail::fail(BRAID_ERR_PEER_FAILED, "rank ", ch.world_rank(s), " failed: its process (pid ",
+               b.pid, ", same node) exited, was killed or unmapped its buffer during the call ",
+               "(process_vm_readv of ", bytes, " bytes: ", std::strerror(err), ")");
 }
 
 }  // namespace

@@ -26,14 +26,12 @@ Task allreduce_shm(CollContext &ctx, CollArgs args) {
   // regions) or by single copy (ordinary buffers, where the ranks want that).
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  const uint64_t start = now_ns();
-  DirectResult direct;
-  co_await allreduce_direct(ctx, ch, ticket, args, &direct);
-  if (!direct.ran)
+  CopyTimer timer(ch, args.bytes());
+  co_await allreduce_direct(ctx, ch, ticket, args, &timer.result);
+  if (!timer.result.ran)
     co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
                          static_cast<char *>(args.recvbuf),
                          ReduceOf{args.count, args.elem_size, args.dtype, args.op}, -1);
-  report_copy(ch, direct, args.bytes(), start);
 }
 
 Task broadcast_shm(CollContext &ctx, CollArgs args) {
@@ -54,11 +52,10 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   // braid_mem_alloc region, else readable by single copy where the ranks want that.
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  const uint64_t start = now_ns();
-  DirectResult direct;
-  co_await broadcast_direct(ctx, ch, ticket, args, root, &direct);
-  if (!direct.ran) co_await node_broadcast(ctx, ch, static_cast<char *>(args.recvbuf), bytes, root);
-  report_copy(ch, direct, bytes, start);
+  CopyTimer timer(ch, args.bytes());
+  co_await broadcast_direct(ctx, ch, ticket, args, root, &timer.result);
+  if (!timer.result.ran)
+    co_await node_broadcast(ctx, ch, static_cast<char *>(args.recvbuf), bytes, root);
 }
 
 // Every rank publishes its entry (its call record) on its own cache line and waits for all the

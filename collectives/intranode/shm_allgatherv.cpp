@@ -54,13 +54,9 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   co_await agree_on_call(ctx, ch, ticket, args, staged, head);
   check_allgatherv_counts(ch, ticket, args);
   if (place(me) != send) copy_bytes(place(me), send, own_bytes);  // else in place
-  const uint64_t start = now_ns();
-  DirectResult direct;
-  co_await allgatherv_direct(ctx, ch, ticket, args, ref_at, &direct);
-  if (direct.ran) {
-    report_copy(ch, direct, largest, start);
-    co_return;
-  }
+  CopyTimer timer(ch, largest);
+  co_await allgatherv_direct(ctx, ch, ticket, args, ref_at, &timer.result);
+  if (timer.result.ran) co_return;
   constexpr size_t piece = NodeChannel::kWindow;
   // Bytes of block `s` that window k carries.
   auto len = [&](int s, uint32_t k) {
@@ -78,7 +74,6 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
         for (int s = 0; s < ch.size(); ++s)
           if (s != me && len(s, k) > 0) std::memcpy(place(s) + k * piece, buffer_of(s), len(s, k));
       });
-  report_copy(ch, direct, largest, start);
 }
 
 }  // namespace braid::coll

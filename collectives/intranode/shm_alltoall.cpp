@@ -39,13 +39,9 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   if (send != recv) std::memcpy(recv + at(me), send + at(me), block);
-  const uint64_t start = now_ns();
-  DirectResult direct;
-  co_await alltoall_direct(ctx, ch, ticket, args, &direct);
-  if (direct.ran) {
-    report_copy(ch, direct, block, start);
-    co_return;
-  }
+  CopyTimer timer(ch, block);
+  co_await alltoall_direct(ctx, ch, ticket, args, &timer.result);
+  if (timer.result.ran) co_return;
   const size_t piece = pair_piece(n, args.elem_size);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
@@ -60,7 +56,6 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
         for (int s = 0; s < n; ++s)
           if (s != me) std::memcpy(recv + at(s) + k * piece, buffer_of(s) + me * piece, len(k));
       });
-  report_copy(ch, direct, block, start);
 }
 
 }  // namespace braid::coll

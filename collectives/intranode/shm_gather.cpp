@@ -43,13 +43,9 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
     refs.send = cma_ref(send);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   if (me == root && place(me) != send) std::memcpy(place(me), send, block);
-  const uint64_t start = now_ns();
-  DirectResult direct;
-  co_await gather_direct(ctx, ch, ticket, args, root, &direct);
-  if (direct.ran) {
-    report_copy(ch, direct, block, start);
-    co_return;
-  }
+  CopyTimer timer(ch, block);
+  co_await gather_direct(ctx, ch, ticket, args, root, &timer.result);
+  if (timer.result.ran) co_return;
   constexpr size_t piece = NodeChannel::kWindow;
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
@@ -62,7 +58,6 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
         for (int s = 0; s < ch.size(); ++s)
           if (s != me) std::memcpy(place(s) + k * piece, buffer_of(s), len(k));
       });
-  report_copy(ch, direct, block, start);
 }
 
 }  // namespace braid::coll

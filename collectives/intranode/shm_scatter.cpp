@@ -42,13 +42,9 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
   DirectRefs refs;
   if (is_root) refs.send = offer_root_buffer(ch, send, all, block);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  const uint64_t start = now_ns();
-  DirectResult direct;
-  co_await scatter_direct(ctx, ch, ticket, args, root, &direct);
-  if (direct.ran) {
-    report_copy(ch, direct, block, start);
-    co_return;
-  }
+  CopyTimer timer(ch, block);
+  co_await scatter_direct(ctx, ch, ticket, args, root, &timer.result);
+  if (timer.result.ran) co_return;
   const size_t piece = pair_piece(n, args.elem_size);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
@@ -63,7 +59,6 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
       [&](uint32_t k, auto buffer_of) {
         std::memcpy(recv + k * piece, buffer_of(root) + me * piece, len(k));
       });
-  report_copy(ch, direct, block, start);
 }
 
 }  // namespace braid::coll
