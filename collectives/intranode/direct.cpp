@@ -36,10 +36,6 @@ void note_reader(const NodeChannel &ch, SharedRef r, int root, size_t copied, Di
   }
 }
 
-}  // namespace
-
-namespace {
-
 uint64_t now_ns() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -89,8 +85,8 @@ DirectRefs direct_refs(NodeChannel &ch, const CollArgs &args) {
   if (bytes < kDirectMinBytes || args.kind != CollKind::allreduce) return r;
   r.recv = shared_ref(args.recvbuf, bytes);
   r.send = args.in_place() ? r.recv : shared_ref(args.sendbuf, bytes);
-  // Ordinary buffers: each rank reads its share of the others' inputs and writes the result
-  // into their outputs through CMA, where it wants that, from kAllreduceSingleCopyMinBytes.
+  // Ordinary buffers: each rank reads its share of the others' inputs, and then the others'
+  // reduced shares, through CMA, where it wants that, from kAllreduceSingleCopyMinBytes.
   if (bytes >= kAllreduceSingleCopyMinBytes && (!r.recv.valid() || !r.send.valid()) &&
       ch.cma_offered(bytes) && ch.want_single(bytes)) {
     if (!r.recv.valid()) r.recv = cma_ref(args.recvbuf);

@@ -196,10 +196,15 @@ def main():
                         # 16 KiB (collectives/intranode/direct.hpp), and braid-bench says so.
                         zero_copy = (system is not None and system.endswith(" mem_alloc") and
                                      cell.startswith("shm") and parse_size(row[0]) >= 16 << 10)
+                        # From 4 KiB the node path may copy straight out of a peer's ordinary
+                        # buffer (single copy through CMA, when the ranks measured it cheaper),
+                        # and braid-bench says so too.
+                        single_copy = parse_size(row[0]) >= 4 << 10 and cell == "shm:single-copy"
                         if zero_copy:
                             ok = cell == "shm:zero-copy"
                         else:
-                            ok = cell in algos + ["shm"] or cell.startswith("hierarchical+")
+                            ok = (cell in algos + ["shm"] or cell.startswith("hierarchical+") or
+                                  single_copy)
                     elif col == "best MPI":
                         ok = cell in mpis
                     elif col == "size":

@@ -99,7 +99,7 @@ def check_algorithms(doc, stderr):
     if not logged:
         fail("no libbraid trace lines (is BRAID_DEBUG=trace set?)")
     for row in doc["rows"]:
-        m = re.fullmatch(r"auto\((\w+)(?::zero-copy)?\)|(\w+)", row["algorithm"])
+        m = re.fullmatch(r"auto\((\w+)(?::zero-copy|:single-copy)?\)|(\w+)", row["algorithm"])
         if not m:
             fail(f"algorithm '{row['algorithm']}' is neither auto(<name>) nor a name")
         name = m.group(1) or m.group(2)
