@@ -199,7 +199,7 @@ BRAID_API braid_result_t braid_wait(braid_request_t *req);
  * limit events, credit stalls, registered memory, ... as the transport defines them) followed by
  * braid's own ("intranode_zero_copy_calls": node-local collectives done in place on
  * braid_mem_alloc buffers; "intranode_single_copy_calls": node-local collectives whose ranks
- * copied straight between each other's ordinary buffers through cross-memory attach
+ * copied straight out of each other's ordinary buffers through cross-memory attach
  * (BRAID_CMA); "intranode_inline_calls": small blocking node-local collectives
  * completed by the calling thread alone; "collectives_started", always last). Copies up to *n into
  * out and sets *n to the number available; call with *n = 0 to size the array. */
