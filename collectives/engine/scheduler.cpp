@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "comm/transport.hpp"
 #include "error.hpp"
@@ -178,10 +179,18 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
   for (const auto &c : finished) {
     const braid_result_t rc = c->result();
     if (c->explained()) continue;
+    const std::string prefix = c->label().str() + ": ";
+    if (rc == BRAID_ERR_PEER_FAILED) {
+      // Seen here first, not by the control plane: the node path found a peer's buffer gone
+      // (single copy). That peer may be alive and merely have left the call, and exited,
+      // because a third rank failed; the failure the control plane learns of is the cause.
+      if (std::optional<std::string> first = first_failure()) c->rewrite(rc, prefix + *first);
+      c->mark_explained();
+      continue;
+    }
     if (rc != BRAID_ERR_TIMEOUT && rc != BRAID_ERR_TRANSPORT && rc != BRAID_ERR_MISMATCH) continue;
     // A disagreement this rank saw itself in shared memory (call records) already names both
     // sides: it is told to the others at once, before this rank can return and exit.
-    const std::string prefix = c->label().str() + ": ";
     if (c->disagreement()) {
       watch_->announce(c->label().seq, c->message().substr(prefix.size()));
       c->mark_explained();
@@ -202,6 +211,18 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
                        c->message().substr(std::min(prefix.size(), c->message().size())));
     note_result(*c);
   }
+}
+
+std::optional<std::string> Scheduler::first_failure() const {
+  // A process that dies closes its control connection at once; the control plane's thread
+  // sees it within milliseconds. Long enough for that, short next to any timeout.
+  constexpr auto kNoticeWithin = std::chrono::milliseconds(200);
+  const auto until = std::chrono::steady_clock::now() + kNoticeWithin;
+  while (!watch_->peer_failed()) {
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return watch_->peer_failure();
 }
 
 void Scheduler::suspect_stall(std::chrono::steady_clock::time_point now) {

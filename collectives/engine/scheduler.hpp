@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/collective.hpp"
@@ -91,6 +93,8 @@ class Scheduler {
   void watch_peers();
   void apply_notices();
   void explain_failures(const std::vector<std::shared_ptr<Collective>> &finished);
+  // The rank failure the control plane knows of, waiting briefly for it; nullopt if none.
+  std::optional<std::string> first_failure() const;
   void suspect_stall(std::chrono::steady_clock::time_point now);
   NodeChannel *node_;
   const int *members_;
