@@ -14,6 +14,7 @@
 
 #include "node/node_map.hpp"
 #include "selection/selection.hpp"
+#include "tuning/machine_profile.hpp"
 #endif
 
 namespace braid_bench {
@@ -94,6 +95,18 @@ braid::coll::Topology topology(int ranks) {
   t.max_local = per_node;
   return t;
 }
+
+braid::coll::SelectionTable selection() {
+  auto table = braid::coll::SelectionTable::defaults();
+  const char *mode = std::getenv("BRAID_SELECTION");
+  if (mode != nullptr && std::string(mode) == "rules") return table;
+  std::string why;
+  if (auto profile = braid::detail::profile_from_environment(&why))
+    table.set_model(braid::coll::CostInputs::from_profile(*profile, "BRAID_TUNING_FILE"));
+  else
+    table.set_model(braid::coll::CostInputs::typical());
+  return table;
+}
 #endif
 
 }  // namespace
@@ -104,8 +117,10 @@ std::string braid_algorithm(Collective c, size_t bytes, size_t count, int ranks)
   if (!forced.empty()) return forced;
 #ifdef BRAID_BENCH_HAVE_SELECTION
   // Exactly what libbraid's launch() asks: choose(kind, bytes, count, ranks). The overrides
-  // are empty here (a forced name returned above), so this is the rule table itself.
-  static const braid::coll::SelectionTable table = braid::coll::SelectionTable::defaults();
+  // are empty here (a forced name returned above): the cost model with the same figures
+  // libbraid takes (this rank's BRAID_TUNING_FILE, as every rank's on one node), or the rule
+  // table under BRAID_SELECTION=rules.
+  static const braid::coll::SelectionTable table = selection();
   const braid::coll::Topology where = topology(ranks);
   const braid::coll::Choice choice = table.choose(kind_of(c), bytes, count, where);
   if (choice.algorithm->takes_inner)

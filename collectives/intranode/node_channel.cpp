@@ -40,6 +40,14 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
       mappings_(map.local_size()),
       cma_state_(static_cast<size_t>(map.local_size()), 0) {}
 
+void NodeChannel::seed_copy_choice(const CostModel &model) {
+  for (size_t k = 0; k < CopyChooser::kClasses; ++k) {
+    const size_t bytes = kSingleCopyMinBytes << k;
+    const double b = static_cast<double>(bytes);
+    chooser_.seed(bytes, model.windows_us(bytes) * 1e3 / b, model.single_us(bytes, 1) * 1e3 / b);
+  }
+}
+
 bool NodeChannel::cma_usable(int local) {
   int8_t &state = cma_state_[static_cast<size_t>(local)];
   if (state == 0) {

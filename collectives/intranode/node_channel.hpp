@@ -28,6 +28,7 @@
 #include "intranode/single_copy.hpp"
 #include "node/cma_mode.hpp"
 #include "node/node_map.hpp"
+#include "selection/cost_model.hpp"
 
 namespace braid::coll {
 
@@ -141,6 +142,9 @@ class NodeChannel {
   // Single copy through CMA for ordinary buffers (single_copy.hpp): BRAID_CMA's mode, and
   // whether this rank wants it for the next call of `bytes` it copies.
   void set_cma_mode(detail::CmaMode mode) { cma_mode_ = mode; }
+  // The cost model's prediction of each copy path per size class, as the chooser's first
+  // figures (CopyChooser::seed).
+  void seed_copy_choice(const CostModel &model);
   // Whether this rank's buffers of a call of `bytes` are offered to peers through CMA.
   bool cma_offered(size_t bytes) const {
     return cma_mode_ != detail::CmaMode::off && bytes >= kSingleCopyMinBytes;

@@ -65,12 +65,21 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   const bool single_was_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   // A retry replaces a figure that may be minutes old; the path in use moves smoothly, so one
   // slow call (a descheduled peer) does not flip the choice.
-  mine = (mine == 0 || c.retrying) ? r : 0.75 * mine + 0.25 * r;
+  const bool replace = mine == 0 || c.retrying || c.predicted[single ? 1 : 0];
+  c.predicted[single ? 1 : 0] = false;
+  mine = replace ? r : 0.75 * mine + 0.25 * r;
   if (!c.retrying) return;
   c.retrying = false;
   const bool single_is_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   c.retry_every =
       single_is_best == single_was_best ? std::min(c.retry_every * 4, kLastRetry) : kFirstRetry;
+}
+
+void CopyChooser::seed(size_t bytes, double windows_ns_per_byte, double single_ns_per_byte) {
+  Class &c = classes_[class_of(bytes)];
+  if (windows_ns_per_byte <= 0 || single_ns_per_byte <= 0) return;
+  c.ns_per_byte = {windows_ns_per_byte, single_ns_per_byte};
+  c.predicted = {true, true};
 }
 
 double CopyChooser::rate(bool single, size_t bytes) const {

@@ -50,6 +50,10 @@ class CopyChooser {
   bool prefer_single(size_t bytes);
   // A call of `bytes` took `ns` (from the agreement step to the end) on the path it took.
   void measured(bool single, size_t bytes, uint64_t ns);
+  // What the cost model predicts each path costs a call of `bytes` (ns per byte): the
+  // cheaper goes first and the other waits for the first retry, instead of each path once
+  // (a cold single copy cost 7x a windowed call once). Measurements replace the figures.
+  void seed(size_t bytes, double windows_ns_per_byte, double single_ns_per_byte);
   // Nanoseconds per byte measured lately on each path (0: never measured), for tests.
   double rate(bool single, size_t bytes) const;
 
@@ -66,6 +70,7 @@ class CopyChooser {
     uint32_t since_retry = 0;
     uint32_t retry_every = kFirstRetry;
     bool retrying = false;  // the call under way is a retry of the path not preferred
+    std::array<bool, 2> predicted{false, false};  // the figure is the model's, not measured
   };
   std::array<Class, kClasses> classes_{};
 };

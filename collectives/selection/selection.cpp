@@ -1,7 +1,9 @@
 #include "selection/selection.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 #include "allgather/algorithms.hpp"
 #include "allreduce/algorithms.hpp"
@@ -210,6 +212,49 @@ Choice SelectionTable::choose_among_leaders(CollKind kind, size_t bytes, size_t 
   return flat.choose(kind, bytes, count, leaders);
 }
 
+void SelectionTable::set_model(CostInputs inputs) {
+  model_ = std::make_shared<const CostModel>(std::move(inputs));
+}
+
+size_t SelectionTable::rule_segment(const Algorithm &a) const {
+  for (const Rule &r : rules_)
+    if (r.kind == a.kind && a.name == std::string_view(r.algorithm) && r.segment_bytes != 0)
+      return r.segment_bytes;
+  return 0;
+}
+
+Choice SelectionTable::by_model(CollKind kind, size_t bytes, size_t count,
+                                const Topology &where) const {
+  // Where ranks share a node, the node-aware algorithm serves the call whenever the kind has
+  // one: inside it the node path measures its own copies at run time (single copy or the
+  // windows, CopyChooser, seeded by this model), which follows a machine that changes by the
+  // minute better than any profile; a flat algorithm there moves the same bytes over the same
+  // core-to-core link with a transport's handshakes on top. The model chooses among the flat
+  // algorithms everywhere else (and among the node leaders), and predicts the node path's
+  // protocol.
+  const std::vector<Prediction> predictions = model_->predict(kind, bytes, where);
+  Prediction best;
+  const Span span = where.span();
+  for (const Prediction &p : predictions)
+    if (span != Span::any && p.algorithm->needs == span) {
+      best = p;
+      break;
+    }
+  if (best.algorithm == nullptr)
+    for (const Prediction &p : predictions)
+      if (p.algorithm->needs == Span::any && (best.algorithm == nullptr || p.us < best.us))
+        best = p;
+  if (best.algorithm == nullptr)
+    detail::fail(BRAID_ERR_INTERNAL, "the cost model has no ", kind_name(kind), " algorithm for ",
+                 where.ranks, " ranks");
+  // With fewer elements than ranks the block algorithms would move empty blocks around.
+  const char *few = kind_info(kind).few_elements_algorithm;
+  if (best.algorithm->needs == Span::any && few != nullptr &&
+      count < static_cast<size_t>(where.ranks))
+    return {find_algorithm(kind, few), 0, -1, "fewer elements than ranks"};
+  return {best.algorithm, rule_segment(*best.algorithm), -1, "cost model", best.us, best.path};
+}
+
 Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count,
                               const Topology &where) const {
   const int ranks = where.ranks;
@@ -225,6 +270,7 @@ Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count,
                    where.intranode ? "on" : "off", ")");
     return {forced, 1 * MiB, -1, info.override_var};
   }
+  if (model_) return by_model(kind, bytes, count, where);
   // Pass 0: the rules for this layout (span); pass 1: the rules for any layout.
   for (size_t k = 0; k < 2 * rules_.size(); ++k) {
     const size_t i = k % rules_.size();
@@ -247,7 +293,12 @@ Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count,
 }
 
 std::string describe(const Choice &choice) {
-  return choice.rule >= 0 ? detail::cat("rule ", choice.rule + 1) : std::string(choice.reason);
+  if (choice.rule >= 0) return detail::cat("rule ", choice.rule + 1);
+  if (choice.predicted_us <= 0) return choice.reason;
+  char text[96];
+  std::snprintf(text, sizeof text, "%s, %.3g us%s%s", choice.reason, choice.predicted_us,
+                *choice.path ? " by " : "", choice.path);
+  return text;
 }
 
 std::string format_bytes(size_t bytes) {
@@ -260,6 +311,9 @@ std::string format_bytes(size_t bytes) {
 std::string SelectionTable::explain(const Topology &where) const {
   const int ranks = where.ranks;
   std::ostringstream out;
+  if (model_)
+    out << "selection: the cost model, from " << model_->inputs().source
+        << " (the rules below are used with BRAID_SELECTION=rules)\n";
   out << "selection rules (first match wins; rules for a node layout before the others):\n";
   for (size_t i = 0; i < rules_.size(); ++i) {
     const Rule &r = rules_[i];
@@ -296,9 +350,14 @@ std::string SelectionTable::explain(const Topology &where) const {
                       " among leaders");
     return s;
   };
-  for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 4)
+  for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 4) {
     out << "  " << format_bytes(bytes) << ": allreduce " << name(CollKind::allreduce, bytes)
         << ", broadcast " << name(CollKind::broadcast, bytes) << "\n";
+    if (model_)
+      for (CollKind kind : {CollKind::allreduce, CollKind::broadcast})
+        out << "      predicted " << kind_name(kind) << ": "
+            << format_predictions(model_->predict(kind, bytes, where)) << "\n";
+  }
   out << "  barrier: " << name(CollKind::barrier, 0) << "\n";
   // The other kinds, by the bytes of one rank's block (reduce: of the vector).
   for (size_t k = static_cast<size_t>(CollKind::reduce); k < kKindCount; ++k) {

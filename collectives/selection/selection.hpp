@@ -1,4 +1,6 @@
-// The algorithm selection table: data, not nested ifs. A rule maps a byte range and a rank-count
+// The algorithm selection: by a cost model fed with the machine's measured figures
+// (cost_model.hpp) when one is set, as libbraid does, else by the rule table: data, not nested
+// ifs. A rule maps a byte range and a rank-count
 // range of one collective to an algorithm and a pipeline segment size; the first matching rule
 // wins. BRAID_<KIND>_ALGO (e.g. BRAID_ALLREDUCE_ALGO) forces one algorithm for every size, and
 // `braid-info --explain` prints the table so no switch point is hidden.
@@ -6,11 +8,13 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/coll_args.hpp"
+#include "selection/cost_model.hpp"
 
 namespace braid::coll {
 
@@ -59,7 +63,9 @@ struct Choice {
   const Algorithm *algorithm = nullptr;
   size_t segment_bytes = 0;
   int rule = -1;            // index into rules() when a rule chose, else -1
-  const char *reason = "";  // why, when no rule chose (an override, a special case)
+  const char *reason = "";  // why, when no rule chose (the model, an override, a special case)
+  double predicted_us = 0;  // the model's prediction when the model chose
+  const char *path = "";    // the node protocol the model expects ("windows", ...), or ""
 };
 // "rule 3" or the reason; for logs and braid-info.
 std::string describe(const Choice &choice);
@@ -76,6 +82,10 @@ class SelectionTable {
   void set_override(CollKind kind, std::string_view name);
   // set_override for every kind from the process environment.
   void set_overrides_from_environment();
+  // From now on the cost model chooses (the rules stay for BRAID_SELECTION=rules and for the
+  // segment sizes); overrides still win. Every rank must set the same inputs.
+  void set_model(CostInputs inputs);
+  const CostModel *model() const { return model_.get(); }
 
   Choice choose(CollKind kind, size_t bytes, size_t count, int ranks) const {
     return choose(kind, bytes, count, Topology::flat(ranks));
@@ -91,8 +101,11 @@ class SelectionTable {
   const std::vector<Rule> &rules() const { return rules_; }
 
  private:
+  Choice by_model(CollKind kind, size_t bytes, size_t count, const Topology &where) const;
+  size_t rule_segment(const Algorithm &a) const;
   std::vector<Rule> rules_;
   std::array<const Algorithm *, kKindCount> overrides_{};
+  std::shared_ptr<const CostModel> model_;  // shared by copies (choose_among_leaders)
 };
 
 std::string format_bytes(size_t bytes);

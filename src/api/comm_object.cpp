@@ -126,6 +126,8 @@ Comm::~Comm() {
 
 void Comm::attach_node(std::unique_ptr<CommNode> n) {
   node = std::move(n);
+  if (node->channel && process.selection.model() != nullptr)
+    node->channel->seed_copy_choice(*process.selection.model());
   scheduler->set_node(node->channel.get());
   last_choice.fill(LastChoice{});
 }

@@ -4,6 +4,7 @@
 
 #include "api/comm_node.hpp"
 #include "api/comm_object.hpp"
+#include "api/model_setup.hpp"
 #include "log.hpp"
 
 namespace braid::detail {
@@ -71,21 +72,26 @@ Process::~Process() {
 
 namespace {
 
-// The selection table with the environment's overrides, validated before any network
-// activity (before the job source is even looked for), so a typo fails fast on every rank.
-coll::SelectionTable selection_from_environment() {
-  coll::SelectionTable selection = coll::SelectionTable::defaults();
-  selection.set_overrides_from_environment();
-  return selection;
+// The selection table with the environment's overrides, and the cost model's mode and
+// profile, validated before any network activity (before the job source is even looked for),
+// so a typo fails fast on every rank.
+struct SelectionRequest {
+  coll::SelectionTable table;
+  ModelRequest model;
+};
+SelectionRequest selection_from_environment() {
+  SelectionRequest r{coll::SelectionTable::defaults(), model_request_from_environment()};
+  r.table.set_overrides_from_environment();
+  return r;
 }
 
 std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const EnvLookup &env,
-                                       coll::SelectionTable selection);
+                                       SelectionRequest selection);
 
 }  // namespace
 
 std::unique_ptr<Process> create_process(const EnvLookup &env) {
-  coll::SelectionTable selection = selection_from_environment();
+  SelectionRequest selection = selection_from_environment();
   return build_process(find_job_source(env), env, std::move(selection));
 }
 
@@ -103,10 +109,15 @@ bool inline_wanted(const EnvLookup &env) {
 }
 
 std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const EnvLookup &env,
-                                       coll::SelectionTable selection) {
+                                       SelectionRequest selection) {
   auto p = std::make_unique<Process>();
-  p->selection = std::move(selection);
+  p->selection = std::move(selection.table);
   p->world = create_world(std::move(source));
+  {
+    const braid_transport_props_t &props = p->world->transport->props();
+    agree_on_model(*p->world->bootstrap, selection.model, p->selection, props.latency_us,
+                   props.bandwidth_gbps);
+  }
   const EnvConfig &config = p->world->config;
   // Which ranks share a node uses the bootstrap, so it comes before the control plane takes
   // the bootstrap's connections.

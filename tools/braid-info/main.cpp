@@ -23,8 +23,10 @@ void usage() {
       "  nodes and buffer placement, the transport BRAID_TRANSPORT selects, and\n"
       "  the algorithm selection table.\n"
       "  --explain [RANKS]  also print the algorithm chosen per message size for RANKS ranks\n"
-      "                     (default: BRAID_SIZE, else 4), honouring the BRAID_<KIND>_ALGO\n"
-      "                     overrides (BRAID_ALLREDUCE_ALGO, ...).\n"
+      "                     (default: BRAID_SIZE, else 4) and, for allreduce and broadcast,\n"
+      "                     the cost model's predicted time of every candidate (its figures:\n"
+      "                     BRAID_TUNING_FILE, else typical ones; BRAID_SELECTION=rules: the\n"
+      "                     rule table), honouring the BRAID_<KIND>_ALGO overrides.\n"
       "  --nodes N          the RANKS ranks are spread evenly over N nodes (default 1: all on\n"
       "                     one node, where the node-local shared-memory path is chosen unless\n"
       "                     BRAID_INTRANODE=off; N = RANKS: one rank per node).");
@@ -97,6 +99,15 @@ int main(int argc, char **argv) {
     }
     auto table = coll::SelectionTable::defaults();
     table.set_overrides_from_environment();
+    // As libbraid does (api/model_setup.cpp) for a job whose ranks share this environment.
+    const char *mode = std::getenv("BRAID_SELECTION");
+    if (mode == nullptr || std::strcmp(mode, "rules") != 0) {
+      std::string unused;
+      if (auto profile = detail::profile_from_environment(&unused))
+        table.set_model(coll::CostInputs::from_profile(*profile, "BRAID_TUNING_FILE"));
+      else
+        table.set_model(coll::CostInputs::typical());
+    }
     std::printf("algorithms:\n");
     for (const auto &a : coll::all_algorithms())
       std::printf("  %-10s %-20s %s\n", coll::kind_name(a.kind), a.name, a.summary);
