@@ -176,6 +176,8 @@ void Scheduler::note_result(const Collective &c) {
 // says what actually went wrong (a rank that called something else, a rank that is gone, the
 // ranks that never arrived) instead of what it looked like from here.
 void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> &finished) {
+  // Asked once per pass however many calls failed: it may wait for the control plane.
+  std::optional<std::optional<std::string>> first;
   for (const auto &c : finished) {
     const braid_result_t rc = c->result();
     if (c->explained()) continue;
@@ -184,7 +186,8 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
       // Seen here first, not by the control plane: the node path found a peer's buffer gone
       // (single copy). That peer may be alive and merely have left the call, and exited,
       // because a third rank failed; the failure the control plane learns of is the cause.
-      if (std::optional<std::string> first = first_failure()) c->rewrite(rc, prefix + *first);
+      if (!first) first = first_failure();
+      if (*first) c->rewrite(rc, prefix + **first);
       c->mark_explained();
       continue;
     }

@@ -65,6 +65,12 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   const bool single_was_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   // A retry replaces a figure that may be minutes old; the path in use moves smoothly, so one
   // slow call (a descheduled peer) does not flip the choice.
+  const size_t other = single ? 0 : 1;
+  // The first measurement while both figures are the model's: the model predicts one reader's
+  // copy, a measurement is the whole call (the agreement, n-1 peers' blocks); keep the model's
+  // ratio between the paths in the measurement's units, so the other path still waits for its
+  // retry.
+  if (c.predicted[0] && c.predicted[1] && mine > 0) c.ns_per_byte[other] *= r / mine;
   const bool replace = mine == 0 || c.retrying || c.predicted[single ? 1 : 0];
   c.predicted[single ? 1 : 0] = false;
   mine = replace ? r : 0.75 * mine + 0.25 * r;

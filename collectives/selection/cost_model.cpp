@@ -57,17 +57,23 @@ double LinkCost::fixed_us(size_t m) const {
 }
 
 double LinkCost::bytes_us(size_t m) const {
-  return static_cast<double>(m) * per_byte(m >= rendezvous_bytes ? gbps : eager_gbps);
+  // The same ramp as fixed_us: the eager rate for tiny messages, the rendezvous rate from
+  // rendezvous_bytes, no step between.
+  const double ramp =
+      rendezvous_bytes == 0
+          ? 1.0
+          : std::min(1.0, static_cast<double>(m) / static_cast<double>(rendezvous_bytes));
+  return static_cast<double>(m) * (ramp * per_byte(gbps) + (1.0 - ramp) * per_byte(eager_gbps));
 }
 
 CostInputs CostInputs::typical() {
   detail::MachineProfile p;
-  p.handoff_rtt_ns = 70;
+  p.handoff_rtt_ns = 75;
   p.memcpy_gbps = 49;
-  p.memcpy_large_gbps = 10;
-  p.window_copy_gbps = 11;
-  p.reduce_gbps = 12.8;
-  p.cma_gbps = 10.7;
+  p.memcpy_large_gbps = 13.5;
+  p.window_copy_gbps = 25;  // braid-tune's in-cache window copy, 69-90 ns round trip
+  p.reduce_gbps = 12.7;
+  p.cma_gbps = 11.5;
   p.host = "typical";
   return from_profile(p, "built-in typical node (no BRAID_TUNING_FILE)");
 }
@@ -231,8 +237,12 @@ double CostModel::flat_cost(const Algorithm &a, size_t bytes, int n, const LinkC
       break;
     case CollKind::broadcast:
       if (name == "binomial") return l * msg(m);
-      if (name == "scatter_allgather")
-        return l * msg(m / 2) + others * msg(static_cast<double>(share));
+      if (name == "scatter_allgather") {
+        // Binomial scatter: the root's half, then a quarter, ...; then the ring allgather.
+        double t = 0;
+        for (int r = 1; r <= rounds; ++r) t += msg(m / std::pow(2.0, r));
+        return t + others * msg(static_cast<double>(share));
+      }
       break;
     case CollKind::barrier:
       return l * msg(0);
@@ -247,7 +257,10 @@ double CostModel::flat_cost(const Algorithm &a, size_t bytes, int n, const LinkC
       if (name == "ring") return others * msg(m);
       if (name == "recursive_doubling" || name == "bruck") {
         double t = 0;
-        for (int r = 0; r < rounds; ++r) t += msg(m * std::min(std::pow(2.0, r), others));
+        // Round r moves 2^r blocks, the last one what is left (n - 2^r when n is not a power
+        // of two).
+        for (int r = 0; r < rounds; ++r)
+          t += msg(m * std::min(std::pow(2.0, r), n - std::pow(2.0, r)));
         // Bruck (any n for bruck, non-powers of two for recursive doubling) rotates at the end.
         const bool rotates = name == "bruck" || !power_of_two(n);
         return t + (rotates ? n * m * copy : 0);
@@ -277,7 +290,8 @@ double CostModel::flat_cost(const Algorithm &a, size_t bytes, int n, const LinkC
       // step), copied through a staging buffer on the way.
       if (name == "binomial") {
         double t = 0;
-        for (int r = 0; r < rounds; ++r) t += msg(m * std::pow(2.0, r));
+        for (int r = 0; r < rounds; ++r)
+          t += msg(m * std::min(std::pow(2.0, r), n - std::pow(2.0, r)));
         return t + others * m * copy;
       }
       // Linear: the root posts every message at once; their latencies overlap, their bytes

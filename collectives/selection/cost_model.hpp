@@ -46,7 +46,7 @@ struct CostInputs {
   LinkCost network;             // between nodes
   std::string source;           // where the figures come from, for braid-info and logs
   // A typical node when nothing was measured: this project's 2-core CI VM on a fast day
-  // (docs/measurements), and a 100 Gb/s RDMA fabric between nodes.
+  // (docs/measurements/cost-model-2026-11-26.md), and a 100 Gb/s RDMA fabric between nodes.
   static CostInputs typical();
   static CostInputs from_profile(const detail::MachineProfile &p, std::string source);
 };

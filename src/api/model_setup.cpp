@@ -69,14 +69,24 @@ ModelRequest model_request_from_environment() {
 
 void agree_on_model(Bootstrap &bootstrap, const ModelRequest &request,
                     coll::SelectionTable &selection, double net_latency_us, double net_gbps) {
-  const WireProfile mine = to_wire(request.use_model ? request.profile : std::nullopt);
   // Every rank takes part even with BRAID_SELECTION=rules: the allgather also checks that
-  // the ranks agree on the mode (a rank on rules next to one on the model would hang).
-  struct {
+  // the ranks agree on the mode (a rank on rules next to one on the model would hang). The
+  // transport's hints travel too: they may differ by NIC, and rank 0's serve everyone.
+  struct Sent {
     WireProfile profile;
-    uint32_t use_model;
-  } sent{mine, request.use_model ? 1u : 0u};
-  std::vector<decltype(sent)> got(static_cast<size_t>(bootstrap.size()));
+    uint32_t use_model = 0;
+    uint32_t pad = 0;  // every byte on the wire is set
+    double net_latency_us = 0;
+    double net_gbps = 0;
+  };
+  static_assert(sizeof(WireProfile) == 4 * 4 + 6 * 8 + 48 + 32, "no padding goes on the wire");
+  Sent sent;
+  sent.profile = to_wire(request.use_model ? request.profile : std::nullopt);
+  sent.use_model = request.use_model ? 1u : 0u;
+  sent.net_latency_us = net_latency_us;
+  sent.net_gbps = net_gbps;
+  static_assert(sizeof(Sent) == sizeof(WireProfile) + 8 + 16, "no padding goes on the wire");
+  std::vector<Sent> got(static_cast<size_t>(bootstrap.size()));
   bootstrap.allgather(&sent, got.data(), sizeof sent);
   for (size_t r = 0; r < got.size(); ++r)
     if (got[r].use_model != sent.use_model)
@@ -96,9 +106,10 @@ void agree_on_model(Bootstrap &bootstrap, const ModelRequest &request,
                p.measured_at.empty() ? "?" : p.measured_at, ")"));
     break;
   }
-  // A transport that knows its network's figures says so (braid_transport_props_t's hints).
-  if (net_latency_us > 0) inputs.network.latency_us = net_latency_us;
-  if (net_gbps > 0) inputs.network.gbps = inputs.network.eager_gbps = net_gbps;
+  // A transport that knows its network's figures says so (braid_transport_props_t's hints);
+  // rank 0's, so that every rank predicts alike.
+  if (got[0].net_latency_us > 0) inputs.network.latency_us = got[0].net_latency_us;
+  if (got[0].net_gbps > 0) inputs.network.gbps = inputs.network.eager_gbps = got[0].net_gbps;
   log(LogLevel::info, "algorithms chosen by the cost model, from ", inputs.source);
   selection.set_model(std::move(inputs));
 }

@@ -252,6 +252,7 @@ TEST(CostModel, TheNetworkLinkBoundsFlatAlgorithmsAcrossNodes) {
   const CostModel fast(CostInputs::typical());
   const CostModel slow(slow_net);
   const Topology flat_nodes{4, 4, 1, true};
+  ASSERT_FALSE(slow.predict(CollKind::allreduce, 64 * KiB, flat_nodes).empty());
   for (const Prediction &p : slow.predict(CollKind::allreduce, 64 * KiB, flat_nodes))
     for (const Prediction &q : fast.predict(CollKind::allreduce, 64 * KiB, flat_nodes)) {
       if (p.algorithm == q.algorithm) {
@@ -265,12 +266,15 @@ TEST(CostModel, TheNetworkLinkBoundsFlatAlgorithmsAcrossNodes) {
 TEST(CopyChooserSeed, StartsWithThePredictedPathAndRetriesTheOtherLater) {
   for (bool single_cheaper : {false, true}) {
     CopyChooser c;
-    c.seed(1 * MiB, single_cheaper ? 2.0 : 0.1, single_cheaper ? 0.1 : 2.0);
+    // The model: one path 2x cheaper than the other, per byte of one reader's copy.
+    c.seed(1 * MiB, single_cheaper ? 0.2 : 0.1, single_cheaper ? 0.1 : 0.2);
     int other = 0;
     for (int call = 1; call <= 15; ++call) {
       const bool single = c.prefer_single(1 * MiB);
       other += single != single_cheaper;
-      c.measured(single, 1 * MiB, single_cheaper ? 100'000 : 50'000);
+      // A whole call costs 10x the model's one copy (the agreement, several peers): the
+      // other path's prediction must not win on that account.
+      c.measured(single, 1 * MiB, 1 * MiB);
     }
     EXPECT_EQ(other, 0) << "single cheaper: " << single_cheaper;
     EXPECT_NE(c.prefer_single(1 * MiB), single_cheaper) << "the 16th call retries the other";
@@ -282,10 +286,13 @@ TEST(CopyChooserSeed, AMeasurementReplacesThePrediction) {
   c.seed(64 * KiB, 1.0, 0.5);
   c.measured(true, 64 * KiB, 64 * KiB * 3);  // single copy measured at 3 ns/B
   EXPECT_DOUBLE_EQ(c.rate(true, 64 * KiB), 3.0);
-  // The windows' prediction (1 ns/B) now beats the measured single copy.
-  EXPECT_FALSE(c.prefer_single(64 * KiB));
+  // The windows' prediction moves with it (the model's 2x), so single copy stays first...
+  EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 6.0);
+  EXPECT_TRUE(c.prefer_single(64 * KiB));
+  // ...and a measurement of the windows replaces their prediction outright.
   c.measured(false, 64 * KiB, 64 * KiB * 2);
   EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 2.0);
+  EXPECT_FALSE(c.prefer_single(64 * KiB));
 }
 
 }  // namespace

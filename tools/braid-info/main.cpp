@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "api/model_setup.hpp"
 #include "config/env_config.hpp"
 #include "error.hpp"
 #include "numa_report.hpp"
@@ -99,14 +100,17 @@ int main(int argc, char **argv) {
     }
     auto table = coll::SelectionTable::defaults();
     table.set_overrides_from_environment();
-    // As libbraid does (api/model_setup.cpp) for a job whose ranks share this environment.
-    const char *mode = std::getenv("BRAID_SELECTION");
-    if (mode == nullptr || std::strcmp(mode, "rules") != 0) {
-      std::string unused;
-      if (auto profile = detail::profile_from_environment(&unused))
-        table.set_model(coll::CostInputs::from_profile(*profile, "BRAID_TUNING_FILE"));
-      else
-        table.set_model(coll::CostInputs::typical());
+    // As libbraid does (api/model_setup.cpp) for a job whose ranks share this environment,
+    // with the same checks: what braid_init would refuse is said, not silently replaced.
+    try {
+      const detail::ModelRequest request = detail::model_request_from_environment();
+      if (request.use_model)
+        table.set_model(request.profile
+                            ? coll::CostInputs::from_profile(*request.profile, "BRAID_TUNING_FILE")
+                            : coll::CostInputs::typical());
+    } catch (const detail::Failure &f) {
+      std::printf("selection: %s (braid_init would fail on it; typical figures shown)\n", f.what());
+      table.set_model(coll::CostInputs::typical());
     }
     std::printf("algorithms:\n");
     for (const auto &a : coll::all_algorithms())
