@@ -114,10 +114,12 @@ std::optional<Failure> ControlWatch::diagnose(const coll::CallLabel &label, bool
   std::vector<int> failed;
   for (const ctl::RankAnswer &a : *answers)
     if (a.state == State::failed) failed.push_back(a.rank);
+  // Worded like every other report of a dead rank ("rank 2 failed: ..."), which is what
+  // programs and the fault tests look for.
   if (!failed.empty())
     return Failure(BRAID_ERR_PEER_FAILED,
-                   cat(bs::rank_list(failed), failed.size() == 1 ? " has" : " have",
-                       " failed (rank 0 lost its connection)"));
+                   cat(bs::rank_list(failed), " failed (rank 0 lost its connection to ",
+                       failed.size() == 1 ? "it" : "them", ")"));
 
   std::vector<std::string> diffs = call_differences(me, *answers);
   if (!diffs.empty()) {
