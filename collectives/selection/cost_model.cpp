@@ -314,61 +314,57 @@ double CostModel::flat_total(const Algorithm &a, size_t bytes, int n, const Link
              : t;
 }
 
+Prediction CostModel::predict_one(const Algorithm &a, size_t bytes, const Topology &where) const {
+  const Span span = where.span();
+  const int n = std::max(where.ranks, 1);
+  Prediction p{&a, 0, ""};
+  if (a.needs == Span::any) {
+    // The flat algorithms cross the network whenever ranks are on several nodes (the slowest
+    // link bounds every step), the node's own transport when all are on one.
+    p.us = flat_total(a, bytes, n, where.nodes > 1 ? in_.network : local_);
+  } else if (a.needs != span) {
+    return {};
+  } else if (a.needs == Span::one_node) {
+    p.us = node_cost(a.kind, bytes, n, &p.path);
+  } else {
+    // Hierarchical: the node-local part on the fullest node, the best flat algorithm among
+    // the node leaders over the network, and (allreduce, broadcast, allgather) the node-local
+    // part again.
+    const CollKind kind = a.kind;
+    const char *ignored = "";
+    const int local = std::max(where.max_local, 1);
+    const CollKind node_kind = kind == CollKind::allreduce   ? CollKind::reduce
+                               : kind == CollKind::allgather ? CollKind::gather
+                                                             : kind;
+    double node = node_cost(node_kind, bytes, local, &ignored);
+    if (kind == CollKind::allreduce || kind == CollKind::allgather)
+      node += node_cost(CollKind::broadcast,
+                        kind == CollKind::allgather ? bytes * static_cast<size_t>(n) : bytes, local,
+                        &ignored);
+    double leaders = 0;
+    bool first = true;
+    const CollKind leader_kind = kind == CollKind::allgather ? CollKind::allgatherv : kind;
+    const size_t leader_bytes =
+        kind == CollKind::allgather ? bytes * static_cast<size_t>(local) : bytes;
+    for (const Algorithm &f : all_algorithms()) {
+      if (f.kind != leader_kind || f.needs != Span::any) continue;
+      const double t = flat_total(f, leader_bytes, where.nodes, in_.network);
+      if (t >= 0 && (first || t < leaders)) leaders = t;
+      first = false;
+    }
+    p.us = node + leaders;
+  }
+  if (p.us < 0) return {};  // no formula
+  return p;
+}
+
 std::vector<Prediction> CostModel::predict(CollKind kind, size_t bytes,
                                            const Topology &where) const {
   std::vector<Prediction> out;
-  const Span span = where.span();
-  const int n = std::max(where.ranks, 1);
-  // The flat algorithms cross the network whenever ranks are on several nodes (the slowest
-  // link bounds every step), the node's own transport when all are on one.
-  const LinkCost &flat_link = where.nodes > 1 ? in_.network : local_;
-  for (const Algorithm &a : all_algorithms()) {
-    if (a.kind != kind) continue;
-    Prediction p{&a, 0, ""};
-    if (a.needs == Span::any) {
-      p.us = flat_total(a, bytes, n, flat_link);
-    } else if (a.needs != span) {
-      continue;
-    } else if (a.needs == Span::one_node) {
-      p.us = node_cost(kind, bytes, n, &p.path);
-    } else {
-      // Hierarchical: the node-local part on the fullest node, the best flat algorithm among
-      // the node leaders over the network, and (allreduce, broadcast, allgather) the node-local
-      // part again.
-      const char *ignored = "";
-      const int local = std::max(where.max_local, 1);
-      const CollKind node_kind = kind == CollKind::allreduce   ? CollKind::reduce
-                                 : kind == CollKind::allgather ? CollKind::gather
-                                                               : kind;
-      double node = node_cost(node_kind, bytes, local, &ignored);
-      if (kind == CollKind::allreduce || kind == CollKind::allgather)
-        node += node_cost(CollKind::broadcast,
-                          kind == CollKind::allgather ? bytes * static_cast<size_t>(n) : bytes,
-                          local, &ignored);
-      double leaders = 0;
-      bool first = true;
-      const CollKind leader_kind = kind == CollKind::allgather ? CollKind::allgatherv : kind;
-      const size_t leader_bytes =
-          kind == CollKind::allgather ? bytes * static_cast<size_t>(local) : bytes;
-      for (const Algorithm &f : all_algorithms()) {
-        if (f.kind != leader_kind || f.needs != Span::any) continue;
-        const double t = flat_total(f, leader_bytes, where.nodes, in_.network);
-        if (t >= 0 && (first || t < leaders)) leaders = t;
-        first = false;
-      }
-      p.us = node + leaders;
-      p.path = "";
-    }
-    if (p.us >= 0) out.push_back(p);
-  }
+  for (const Algorithm &a : all_algorithms())
+    if (a.kind == kind)
+      if (Prediction p = predict_one(a, bytes, where); p.algorithm != nullptr) out.push_back(p);
   return out;
-}
-
-Prediction CostModel::best(CollKind kind, size_t bytes, const Topology &where) const {
-  Prediction best;
-  for (const Prediction &p : predict(kind, bytes, where))
-    if (best.algorithm == nullptr || p.us < best.us) best = p;
-  return best;
 }
 
 std::string format_predictions(const std::vector<Prediction> &predictions) {

@@ -68,8 +68,8 @@ class CostModel {
   // `bytes` (the vector for allreduce, broadcast and reduce, one rank's block for the others),
   // in all_algorithms() order.
   std::vector<Prediction> predict(CollKind kind, size_t bytes, const Topology &where) const;
-  // The cheapest of predict(); ties go to the earlier algorithm.
-  Prediction best(CollKind kind, size_t bytes, const Topology &where) const;
+  // One algorithm's prediction; algorithm null when it cannot run on `where`.
+  Prediction predict_one(const Algorithm &a, size_t bytes, const Topology &where) const;
   // One reader copying `bytes` out of another rank's buffer on this node: whether a single
   // copy (CMA) is predicted to beat the segment's windows. Seeds the node path's CopyChooser,
   // which then measures.

@@ -232,18 +232,22 @@ Choice SelectionTable::by_model(CollKind kind, size_t bytes, size_t count,
   // core-to-core link with a transport's handshakes on top. The model chooses among the flat
   // algorithms everywhere else (and among the node leaders), and predicts the node path's
   // protocol.
-  const std::vector<Prediction> predictions = model_->predict(kind, bytes, where);
+  // Called whenever a call's kind or size differs from the last one's, so a node layout costs
+  // only its node-aware algorithm's prediction, not every candidate's.
   Prediction best;
   const Span span = where.span();
-  for (const Prediction &p : predictions)
-    if (span != Span::any && p.algorithm->needs == span) {
-      best = p;
-      break;
-    }
+  if (span != Span::any)
+    for (const Algorithm &a : all_algorithms())
+      if (a.kind == kind && a.needs == span) {
+        best = model_->predict_one(a, bytes, where);
+        break;
+      }
   if (best.algorithm == nullptr)
-    for (const Prediction &p : predictions)
-      if (p.algorithm->needs == Span::any && (best.algorithm == nullptr || p.us < best.us))
-        best = p;
+    for (const Algorithm &a : all_algorithms()) {
+      if (a.kind != kind || a.needs != Span::any) continue;
+      const Prediction p = model_->predict_one(a, bytes, where);
+      if (p.algorithm != nullptr && (best.algorithm == nullptr || p.us < best.us)) best = p;
+    }
   if (best.algorithm == nullptr)
     detail::fail(BRAID_ERR_INTERNAL, "the cost model has no ", kind_name(kind), " algorithm for ",
                  where.ranks, " ranks");
