@@ -20,10 +20,13 @@
 //   reuse         a buffer is sent from (and received into), unmapped, mapped again at the
 //                 same address with other contents, and used again: the peer must see the new
 //                 contents and the receiver must find the new data in the new mapping
+//   pages         the same after madvise(DONTNEED), mremap, fork and free of a large malloc block
 // Prints "PASS <case> (<ms> ms)" per case; the first failure prints "FAIL <case>: <why>" naming
 // the peer, tag and size, and exits 1. Every wait has a deadline (BRAID_TIMEOUT, at most 120 s).
 //   braid_transport_tests [--only=case,case] [--burst=N]
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -290,9 +293,139 @@ void case_reuse(bt::Job &job) {
   }
 }
 
+// One exchange with every peer from out[peer] into in[peer] (`bytes` each way), checked.
+void exchange_buffers(bt::Job &job, const std::string &what, uint64_t tag,
+                      const std::vector<unsigned char *> &out,
+                      const std::vector<unsigned char *> &in, size_t bytes) {
+  bt::Batch batch(job, what);
+  for (int peer : job.peers()) {
+    std::memset(in[peer], bt::kSentinel, bytes);
+    bt::fill(out[peer], bytes, bt::seed(job.rank(), peer, tag));
+    batch.recv(peer, tag, in[peer], bytes, bytes);
+  }
+  for (int peer : job.peers()) batch.send(peer, tag, out[peer], bytes);
+  batch.wait_all();
+  for (int peer : job.peers())
+    bt::verify(in[peer], bytes, bt::seed(peer, job.rank(), tag), cat(what, " from rank ", peer));
+  job.barrier();  // every peer is done with these buffers before anyone changes their pages
+}
+
+uint64_t counter(bt::Job &job, const char *name) {
+  for (const braid_transport_counter_t &c : job.transport().counters())
+    if (std::string(c.name) == name) return c.value;
+  return 0;
+}
+
+// The ways an application takes pages from under a buffer the transport has seen, besides
+// munmap (`reuse`): madvise(DONTNEED), mremap, free of a large malloc block, and fork. Each
+// buffer is used (and, with a registration cache, cached), loses or changes its pages, gets new
+// contents and is used again: the peer must get the new contents and received data must land in
+// the new pages. Sizes above the eager limit, so every message is a rendezvous from and into the
+// application's buffers. BRAID_TEST_EXPECT_RCACHE=1 also requires the verbs registration cache
+// to have been on, hit, and invalidated.
+void case_pages(bt::Job &job) {
+  const size_t bytes = std::min<size_t>(std::max<size_t>(job.props().eager_limit, 1) + 4096 * 3 + 1,
+                                        job.props().max_message);
+  const size_t span = (bytes + 4095) / 4096 * 4096;
+  const size_t n = static_cast<size_t>(job.size());
+  std::vector<unsigned char *> out(n, nullptr), in(n, nullptr);
+  auto map_all = [&] {
+    for (int peer : job.peers()) {
+      out[peer] = map_at(nullptr, span);
+      in[peer] = map_at(nullptr, span);
+    }
+  };
+  auto unmap_all = [&] {
+    for (int peer : job.peers()) {
+      munmap(out[peer], span);
+      munmap(in[peer], span);
+    }
+  };
+
+  // Used twice (the second time from the cache), then madvise(DONTNEED): fresh zero pages.
+  map_all();
+  exchange_buffers(job, "before DONTNEED", 7000, out, in, bytes);
+  exchange_buffers(job, "again, same buffers", 7001, out, in, bytes);
+  for (int peer : job.peers()) {
+    madvise(out[peer], span, MADV_DONTNEED);
+    madvise(in[peer], span, MADV_DONTNEED);
+  }
+  exchange_buffers(job, "after DONTNEED", 7002, out, in, bytes);
+
+  // mremap moves the pages elsewhere; a new mapping takes the old address.
+  std::vector<unsigned char *> moved_out(n, nullptr), moved_in(n, nullptr);
+  for (int peer : job.peers()) {
+    for (auto [from, to] : {std::pair{&out, &moved_out}, std::pair{&in, &moved_in}}) {
+      unsigned char *old = (*from)[peer];
+      void *dest = mremap(old, span, span * 2, MREMAP_MAYMOVE);
+      if (dest == MAP_FAILED)
+        throw bt::CaseFailure(cat("mremap of ", span, " B failed: ", std::strerror(errno)));
+      (*to)[peer] = static_cast<unsigned char *>(dest);
+      if (dest != old) (*from)[peer] = map_at(old, span);
+      if ((*from)[peer] != old) throw bt::CaseFailure("MAP_FIXED did not give the address back");
+    }
+  }
+  exchange_buffers(job, "at the address mremap left", 7003, out, in, bytes);
+  exchange_buffers(job, "where mremap moved the pages", 7004, moved_out, moved_in, bytes);
+  for (int peer : job.peers()) {
+    munmap(moved_out[peer], span * 2);
+    munmap(moved_in[peer], span * 2);
+  }
+
+  // fork: the child writes over its copies and exits; the parent's buffers keep their pages.
+  exchange_buffers(job, "before fork", 7005, out, in, bytes);
+  pid_t child = fork();
+  if (child < 0) throw bt::CaseFailure(cat("fork failed: ", std::strerror(errno)));
+  if (child == 0) {
+    for (int peer : job.peers()) {
+      std::memset(out[peer], 0x11, span);
+      std::memset(in[peer], 0x22, span);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw bt::CaseFailure("the forked child did not exit cleanly");
+  exchange_buffers(job, "after fork", 7006, out, in, bytes);
+  unmap_all();
+
+  // A large malloc block freed while its registration is cached, then allocated again (glibc
+  // maps large blocks and unmaps them on free, usually at the same address next time).
+  for (int round = 0; round < 3; ++round) {
+    const size_t big = (size_t{1} << 20) + 123;
+    std::vector<unsigned char *> mout(n, nullptr), min(n, nullptr);
+    for (int peer : job.peers()) {
+      mout[peer] = static_cast<unsigned char *>(std::malloc(big));
+      min[peer] = static_cast<unsigned char *>(std::malloc(big));
+      if (mout[peer] == nullptr || min[peer] == nullptr) throw bt::CaseFailure("malloc failed");
+    }
+    exchange_buffers(job, cat("malloc'd 1 MiB, round ", round), 7010 + round, mout, min,
+                     std::min(big, job.props().max_message));
+    for (int peer : job.peers()) {
+      std::free(mout[peer]);
+      std::free(min[peer]);
+    }
+  }
+
+  const uint64_t enabled = counter(job, "rcache_enabled"), hits = counter(job, "rcache_hits"),
+                 invalidated = counter(job, "rcache_invalidated");
+  std::printf(
+      "  (%zu B messages; registration cache %s: %llu hits, %llu misses, %llu invalidated)\n",
+      bytes, enabled != 0 ? "on" : "off", static_cast<unsigned long long>(hits),
+      static_cast<unsigned long long>(counter(job, "rcache_misses")),
+      static_cast<unsigned long long>(invalidated));
+  const char *expect = std::getenv("BRAID_TEST_EXPECT_RCACHE");
+  if (expect != nullptr && std::string(expect) == "1" &&
+      (enabled == 0 || hits == 0 || invalidated == 0))
+    throw bt::CaseFailure(
+        "the verbs registration cache was expected on, with hits and "
+        "invalidations, and was not");
+}
+
 const Case kCases[] = {{"sizes", case_sizes},         {"in_flight", case_in_flight},
                        {"tag_order", case_tag_order}, {"burst", case_burst},
-                       {"asleep", case_asleep},       {"reuse", case_reuse}};
+                       {"asleep", case_asleep},       {"reuse", case_reuse},
+                       {"pages", case_pages}};
 
 }  // namespace
 

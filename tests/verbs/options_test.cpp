@@ -25,13 +25,15 @@ TEST(VerbsOptions, DefaultsWithoutEnvironment) {
   EXPECT_FALSE(o.queues.empty());
   EXPECT_EQ(o.rnr_retry, 7);
   EXPECT_EQ(o.eager_limit, 0u);
+  EXPECT_TRUE(o.rcache);
 }
 
 TEST(VerbsOptions, ReadsEveryVariable) {
   g_env = {{"BRAID_VERBS_DEVICE", "rxe0:1"},
            {"BRAID_VERBS_RECV_QUEUES", "S,256,512"},
            {"BRAID_VERBS_EAGER_LIMIT", "1024"},
-           {"BRAID_VERBS_RNR_RETRY", "0"}};
+           {"BRAID_VERBS_RNR_RETRY", "0"},
+           {"BRAID_VERBS_RCACHE", "off"}};
   Options o;
   std::string error;
   ASSERT_TRUE(parse_options(lookup, &o, &error)) << error;
@@ -40,6 +42,7 @@ TEST(VerbsOptions, ReadsEveryVariable) {
   ASSERT_EQ(o.queues.size(), 1u);
   EXPECT_EQ(o.eager_limit, 1024u);
   EXPECT_EQ(o.rnr_retry, 0);
+  EXPECT_FALSE(o.rcache);
   g_env = {{"BRAID_VERBS_DEVICE", "mlx5_0"}};
   ASSERT_TRUE(parse_options(lookup, &o, &error)) << error;
   EXPECT_EQ(o.device, "mlx5_0");
@@ -53,6 +56,7 @@ TEST(VerbsOptions, BadValuesNameTheVariable) {
                                           {"BRAID_VERBS_EAGER_LIMIT", "lots"},
                                           {"BRAID_VERBS_EAGER_LIMIT", "99999999999"},
                                           {"BRAID_VERBS_RNR_RETRY", "8"},
+                                          {"BRAID_VERBS_RCACHE", "yes"},
                                           {"BRAID_VERBS_RECV_QUEUES", "Q,1,1"}}) {
     g_env = {{name, value}};
     Options o;

@@ -1,8 +1,10 @@
 #include "context.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 
 #include "connect.hpp"
 #include "device.hpp"
+#include "mem_monitor.hpp"
 #include "queues.hpp"
 #include "rendezvous.hpp"
 #include "wr_id.hpp"
@@ -82,6 +85,23 @@ int open_device(Context *ctx) {
   return BRAID_SUCCESS;
 }
 
+// The registration cache, when asked for and the kernel lets us watch memory; otherwise every
+// rendezvous registers its buffer for itself (correct, slower), and rcache_off says why.
+void open_rcache(Context *ctx) {
+  if (!ctx->opt.rcache) {
+    ctx->rcache_off = "BRAID_VERBS_RCACHE=off";
+    return;
+  }
+  MemMonitor *monitor = MemMonitor::acquire(&ctx->rcache_off);
+  if (monitor == nullptr) return;
+  RegCache::Limits limits;
+  rlimit lim{};
+  // Cached pins count against the locked-memory limit: keep half of it for everything else.
+  if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+    limits.max_bytes = std::min<size_t>(limits.max_bytes, lim.rlim_cur / 2);
+  ctx->rcache = new RegCache(ctx->pd, monitor, limits);
+}
+
 // Receive and bounce buffers go on the NUMA node nearest the HCA (the core's hwloc topology
 // knows it); a device without a PCI parent (soft-RoCE) has no node, and then they follow the
 // rank's own node.
@@ -138,6 +158,7 @@ int setup(Context *ctx, const braid_transport_init_args_t *args) {
     return ctx->error(BRAID_ERR_INVALID_ARGUMENT, "verbs: %s", why.c_str());
   int rc = open_device(ctx);
   if (rc != BRAID_SUCCESS) return rc;
+  open_rcache(ctx);
   place_buffers(ctx, args);
   if (ctx->size > 1 && static_cast<size_t>(ctx->size) * ctx->opt.queues.size() > kMaxConnections)
     return ctx->error(BRAID_ERR_INVALID_ARGUMENT, "verbs: %d ranks x %zu classes is too many QPs",
@@ -164,13 +185,15 @@ int setup(Context *ctx, const braid_transport_init_args_t *args) {
   if (ctx->max_inline == UINT32_MAX) ctx->max_inline = 0;
   ctx->logf(1,
             "verbs: %s:%d at %s, receive queues %s, eager limit %zu, inline %u, max_msg_sz %llu, "
-            "%llu bytes of receive buffers, %llu of bounce buffers, on NUMA node %d (%s)",
+            "%llu bytes of receive buffers, %llu of bounce buffers, on NUMA node %d (%s), "
+            "registration cache %s%s",
             ctx->device_name.c_str(), ctx->port, ctx->address_text.c_str(),
             format_recv_queues(ctx->opt.queues).c_str(), ctx->eager_limit, ctx->max_inline,
             static_cast<unsigned long long>(ctx->max_msg_sz),
             static_cast<unsigned long long>(ctx->counters.recv_buffer_bytes),
             static_cast<unsigned long long>(ctx->counters.send_buffer_bytes), ctx->numa_node,
-            ctx->numa_reason.c_str());
+            ctx->numa_reason.c_str(),
+            ctx->rcache != nullptr ? "on" : "off: ", ctx->rcache_off.c_str());
   return args->bootstrap->barrier(args->bootstrap->ctx);
 }
 
@@ -212,6 +235,8 @@ void context_destroy(Context *ctx) {
   // Every CQ event taken was acknowledged at once, so ibv_destroy_cq cannot block.
   if (ctx->cq != nullptr) ibv_destroy_cq(ctx->cq);
   if (ctx->comp_channel != nullptr) ibv_destroy_comp_channel(ctx->comp_channel);
+  // After the QPs: no READ can still be writing into a cached registration.
+  delete ctx->rcache;
   if (ctx->pd != nullptr) ibv_dealloc_pd(ctx->pd);
   if (ctx->listen_id != nullptr) rdma_destroy_id(ctx->listen_id);
   if (ctx->channel != nullptr) rdma_destroy_event_channel(ctx->channel);

@@ -19,6 +19,7 @@
 
 #include "common/plugin_support.hpp"
 #include "options.hpp"
+#include "rcache.hpp"
 #include "requests.hpp"
 #include "wire.hpp"
 
@@ -161,6 +162,10 @@ struct Context : plugin::Reporter {
   std::vector<PeerState> peers;
   RequestTable requests;
   Counters counters;
+  // Registrations of application buffers kept between rendezvous; null when off or unavailable
+  // (rcache_off says why).
+  RegCache *rcache = nullptr;
+  std::string rcache_off;
   uint32_t max_inline = 0;
   size_t eager_limit = 0;
   uint64_t max_msg_sz = 0;

@@ -1,15 +1,7 @@
 // Registered memory: arenas of receive and bounce buffers (allocated on the NUMA node the core
 // chose, registered once for the context's lifetime) and registrations made for a single
-// rendezvous.
-//
-// Why no address-keyed cache of user buffers: a registration pins the pages that were mapped
-// when it was made. If the application frees a buffer and a later allocation reuses the address,
-// a cached registration still points at the old pages and RDMA would silently move the wrong
-// bytes. Catching that needs to intercept munmap inside the C library (UCX patches relocation
-// tables to do so); braid does not. It caches only memory whose lifetime it sees: its own
-// arenas and application memory registered through reg_mr (braid_mem_alloc), which braid
-// deregisters before the memory is freed. Other user buffers are registered per rendezvous,
-// which also means their rkey is valid only while that rendezvous is in flight.
+// rendezvous, which serve where the registration cache (rcache.hpp) is off or cannot take the
+// memory. Their rkey is valid only while that rendezvous is in flight.
 #pragma once
 
 #include <cstddef>

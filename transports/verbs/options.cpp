@@ -62,6 +62,14 @@ bool parse_options(EnvLookup env, Options *out, std::string *error) {
     if (!parse_size("BRAID_VERBS_RNR_RETRY", rnr, 7, &v, error)) return false;
     out->rnr_retry = static_cast<int>(v);
   }
+  if (const char *rc = env("BRAID_VERBS_RCACHE"); rc != nullptr && *rc != '\0') {
+    std::string v = rc;
+    if (v != "on" && v != "off") {
+      *error = "BRAID_VERBS_RCACHE='" + v + "': expected on or off";
+      return false;
+    }
+    out->rcache = v == "on";
+  }
   return true;
 }
 

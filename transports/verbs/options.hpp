@@ -1,5 +1,5 @@
 // The verbs plugin's environment: BRAID_VERBS_DEVICE, BRAID_VERBS_RECV_QUEUES,
-// BRAID_VERBS_EAGER_LIMIT, BRAID_VERBS_RNR_RETRY.
+// BRAID_VERBS_EAGER_LIMIT, BRAID_VERBS_RNR_RETRY, BRAID_VERBS_RCACHE.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,7 @@ struct Options {
   int rnr_retry = 7;
   uint32_t send_slots = 64;  // registered bounce buffers per class
   uint32_t sq_depth = 256;   // send work requests per QP
+  bool rcache = true;        // BRAID_VERBS_RCACHE=on|off: cache registrations of user buffers
 };
 
 // getenv-style lookup, replaceable in tests.

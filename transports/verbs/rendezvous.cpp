@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "memory.hpp"
+#include "rcache.hpp"
 #include "send.hpp"
 #include "wr_id.hpp"
 
@@ -18,6 +19,22 @@ bool covers(const ibv_mr *mr, const void *buf, size_t bytes) {
   auto *base = static_cast<const uint8_t *>(mr->addr);
   auto *p = static_cast<const uint8_t *>(buf);
   return p >= base && p + bytes <= base + mr->length;
+}
+
+ibv_mr *rendezvous_mr(const Request *req) {
+  if (req->transient_mr != nullptr) return req->transient_mr;
+  return req->cached != nullptr ? req->cached->mr : req->user_mr;
+}
+
+// Registers `bytes` of the request's buffer for this rendezvous: from the registration cache
+// where there is one and it takes this memory, else for this rendezvous only with `access`.
+int register_for_rendezvous(Context *ctx, Request *req, size_t bytes, int access,
+                            const char *what) {
+  if (ctx->rcache != nullptr) {
+    req->cached = ctx->rcache->acquire(req->buf, bytes);
+    if (req->cached != nullptr) return BRAID_SUCCESS;
+  }
+  return register_transient(ctx, req->buf, bytes, access, req->peer, what, &req->transient_mr);
 }
 
 uint64_t read_chunk(const Context *ctx) {
@@ -42,7 +59,7 @@ int send_fin(Context *ctx, int peer, uint64_t send_id, uint64_t length, int stat
 int post_reads(Context *ctx, Request *req) {
   Conn &conn = ctx->conn(req->peer, 0);
   uint64_t chunk = read_chunk(ctx);
-  ibv_mr *mr = req->transient_mr != nullptr ? req->transient_mr : req->user_mr;
+  ibv_mr *mr = rendezvous_mr(req);
   while (req->reads_posted < req->reads_total && conn.sq_free > 0 && req->read_status == 0) {
     uint64_t offset = uint64_t{req->reads_posted} * chunk;
     uint64_t len = std::min(chunk, req->rts.length - offset);
@@ -75,16 +92,17 @@ int post_reads(Context *ctx, Request *req) {
 void release_transient(Request *req) {
   if (req->transient_mr != nullptr) ibv_dereg_mr(req->transient_mr);
   req->transient_mr = nullptr;
+  if (req->cached != nullptr) RegCache::release(req->cached);
+  req->cached = nullptr;
 }
 
 int prepare_rendezvous_send(Context *ctx, Request *req) {
-  ibv_mr *mr = req->user_mr;
-  if (!covers(mr, req->buf, req->bytes)) {
-    int rc = register_transient(ctx, req->buf, req->bytes, IBV_ACCESS_REMOTE_READ, req->peer,
-                                "a rendezvous send", &req->transient_mr);
+  if (!covers(req->user_mr, req->buf, req->bytes)) {
+    int rc =
+        register_for_rendezvous(ctx, req, req->bytes, IBV_ACCESS_REMOTE_READ, "a rendezvous send");
     if (rc != BRAID_SUCCESS) return rc;
-    mr = req->transient_mr;
   }
+  ibv_mr *mr = rendezvous_mr(req);
   req->rts.addr = reinterpret_cast<uint64_t>(req->buf);
   req->rts.length = req->bytes;
   req->rts.send_id = req->id();
@@ -101,8 +119,8 @@ int start_rendezvous_receive(Context *ctx, Request *req, const RtsBody &rts) {
     return send_fin(ctx, req->peer, rts.send_id, 0, BRAID_ERR_MISMATCH);
   }
   if (!covers(req->user_mr, req->buf, rts.length)) {
-    int rc = register_transient(ctx, req->buf, rts.length, IBV_ACCESS_LOCAL_WRITE, req->peer,
-                                "a rendezvous receive", &req->transient_mr);
+    int rc = register_for_rendezvous(ctx, req, rts.length, IBV_ACCESS_LOCAL_WRITE,
+                                     "a rendezvous receive");
     if (rc != BRAID_SUCCESS) {
       fail_request(ctx, req, rc, ctx->err != nullptr ? ctx->err : "registration failed");
       return send_fin(ctx, req->peer, rts.send_id, 0, BRAID_ERR_TRANSPORT);

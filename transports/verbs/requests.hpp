@@ -14,6 +14,8 @@
 
 namespace braid::verbs {
 
+struct CachedReg;
+
 enum class ReqKind : uint8_t { Send, Recv };
 enum class ReqState : uint8_t {
   Queued,   // send waiting for credits, a bounce buffer or a send queue slot
@@ -36,6 +38,7 @@ struct Request {
   size_t received = 0;
   ibv_mr *user_mr = nullptr;       // from reg_mr, covering buf (not owned)
   ibv_mr *transient_mr = nullptr;  // registered for this rendezvous only
+  CachedReg *cached = nullptr;     // from the registration cache, held for this rendezvous
   int status = 0;
   std::string error;
   // Receive side of a rendezvous.

@@ -173,7 +173,9 @@ int cancel(braid_transport_ctx_t c, braid_transport_req_t r) {
 }
 
 int counters(braid_transport_ctx_t c, braid_transport_counter_t *out, size_t *n) {
-  const Counters &k = as_ctx(c)->counters;
+  Context *ctx = as_ctx(c);
+  const Counters &k = ctx->counters;
+  const RegCacheStats rs = ctx->rcache != nullptr ? ctx->rcache->stats() : RegCacheStats{};
   const plugin::NamedCounter all[] = {{"inline_msgs", k.inline_msgs},
                                       {"inline_bytes", k.inline_bytes},
                                       {"eager_msgs", k.eager_msgs},
@@ -193,7 +195,15 @@ int counters(braid_transport_ctx_t c, braid_transport_counter_t *out, size_t *n)
                                       {"reordered_msgs", k.reordered_msgs},
                                       {"recv_buffer_bytes", k.recv_buffer_bytes},
                                       {"send_buffer_bytes", k.send_buffer_bytes},
-                                      {"transient_registrations", k.transient_regs}};
+                                      {"transient_registrations", k.transient_regs},
+                                      {"rcache_enabled", ctx->rcache != nullptr ? 1u : 0u},
+                                      {"rcache_hits", rs.hits},
+                                      {"rcache_misses", rs.misses},
+                                      {"rcache_invalidated", rs.invalidated},
+                                      {"rcache_evicted", rs.evicted},
+                                      {"rcache_uncacheable", rs.uncacheable},
+                                      {"rcache_entries", rs.entries},
+                                      {"rcache_bytes", rs.bytes}};
   return plugin::copy_counters(all, out, n);
 }
 

@@ -1,0 +1,218 @@
+// The registration cache's memory monitor on a real userfaultfd (no device needed): every way
+// the pages behind a watched range go away is reported before the call that took them returns,
+// and memory that is not watched, or that fork copies, is not reported.
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mem_monitor.hpp"
+
+namespace braid::verbs {
+namespace {
+
+const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+
+class MemMonitorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    monitor_ = MemMonitor::acquire(&why);
+    // CI and the guests run as root, where userfaultfd is always there; a user without it
+    // gets the reason the cache is off.
+    if (monitor_ == nullptr) GTEST_SKIP() << "no userfaultfd here: " << why;
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    monitor_->subscribe(this, &MemMonitorTest::record);
+  }
+  void TearDown() override {
+    if (monitor_ == nullptr) return;
+    {
+      std::lock_guard<std::mutex> guard(monitor_->mutex());
+      monitor_->unsubscribe(this);
+    }
+    MemMonitor::release(monitor_);
+  }
+
+  static void record(void *self, uintptr_t start, uintptr_t end) {
+    static_cast<MemMonitorTest *>(self)->seen_.emplace_back(start, end);
+  }
+
+  // Maps and touches `pages` pages (a registration's pages are always present) and watches them.
+  uint8_t *mapped_and_watched(size_t pages) {
+    void *p =
+        mmap(nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    std::memset(p, 0x5a, pages * kPage);
+    watch(p, pages);
+    return static_cast<uint8_t *>(p);
+  }
+  void watch(void *p, size_t pages) {
+    auto start = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    ASSERT_TRUE(monitor_->watch(start, start + pages * kPage));
+  }
+
+  // What was reported, read under the monitor's lock: by then an event for a call that returned
+  // has been handled (the kernel held the call until the monitor read it, under that lock).
+  std::vector<std::pair<uintptr_t, uintptr_t>> seen() {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    return seen_;
+  }
+  bool reported(const void *p, size_t pages) {
+    auto start = reinterpret_cast<uintptr_t>(p);
+    for (auto [s, e] : seen())
+      if (s <= start && start + pages * kPage <= e) return true;
+    return false;
+  }
+
+  MemMonitor *monitor_ = nullptr;
+  std::vector<std::pair<uintptr_t, uintptr_t>> seen_;
+};
+
+TEST_F(MemMonitorTest, MunmapIsReportedBeforeItReturns) {
+  uint8_t *p = mapped_and_watched(4);
+  munmap(p, 4 * kPage);
+  EXPECT_TRUE(reported(p, 4));
+}
+
+TEST_F(MemMonitorTest, UnmappingOnePageReportsThatPage) {
+  uint8_t *p = mapped_and_watched(3);
+  munmap(p + kPage, kPage);
+  auto events = seen();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].first, reinterpret_cast<uintptr_t>(p + kPage));
+  EXPECT_EQ(events[0].second, reinterpret_cast<uintptr_t>(p + 2 * kPage));
+  munmap(p, kPage);
+  munmap(p + 2 * kPage, kPage);
+}
+
+TEST_F(MemMonitorTest, MapFixedOverAWatchedRangeIsReported) {
+  uint8_t *p = mapped_and_watched(2);
+  void *q =
+      mmap(p, 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  ASSERT_EQ(q, p);
+  EXPECT_TRUE(reported(p, 2));
+  munmap(p, 2 * kPage);
+}
+
+TEST_F(MemMonitorTest, DontneedIsReportedAndThePagesFaultInAgainWithoutTheMonitor) {
+  uint8_t *p = mapped_and_watched(2);
+  ASSERT_EQ(madvise(p, 2 * kPage, MADV_DONTNEED), 0);
+  EXPECT_TRUE(reported(p, 2));
+  // Fresh zero pages, faulted in the ordinary way (the range is no longer watched).
+  EXPECT_EQ(p[0], 0);
+  p[kPage] = 7;
+  EXPECT_EQ(p[kPage], 7);
+  munmap(p, 2 * kPage);
+}
+
+TEST_F(MemMonitorTest, MremapThatMovesIsReported) {
+  uint8_t *p = mapped_and_watched(2);
+  void *to = mremap(p, 2 * kPage, 8 * kPage, MREMAP_MAYMOVE);
+  ASSERT_NE(to, MAP_FAILED);
+  if (to != p) {
+    EXPECT_TRUE(reported(p, 2));
+  }
+  // The pages moved with their contents.
+  EXPECT_EQ(static_cast<uint8_t *>(to)[kPage], 0x5a);
+  munmap(to, 8 * kPage);
+}
+
+TEST_F(MemMonitorTest, MremapShrinkReportsTheTail) {
+  uint8_t *p = mapped_and_watched(4);
+  ASSERT_EQ(mremap(p, 4 * kPage, 2 * kPage, 0), p);
+  EXPECT_TRUE(reported(p + 2 * kPage, 2));
+  EXPECT_FALSE(reported(p, 1));
+  munmap(p, 2 * kPage);
+}
+
+TEST_F(MemMonitorTest, FreeOfALargeMallocBlockIsReported) {
+  // glibc returns large blocks with its own munmap call, which no symbol hook sees.
+  ASSERT_EQ(mallopt(M_MMAP_THRESHOLD, 128 * 1024), 1);
+  const size_t bytes = 1 << 20;
+  auto *p = static_cast<uint8_t *>(std::malloc(bytes));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 1, bytes);
+  auto first = (reinterpret_cast<uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
+  watch(reinterpret_cast<void *>(first), 16);
+  std::free(p);
+  EXPECT_TRUE(reported(reinterpret_cast<void *>(first), 16));
+}
+
+TEST_F(MemMonitorTest, UnwatchedMemoryIsNotReported) {
+  void *p = mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  std::memset(p, 1, 2 * kPage);
+  munmap(p, 2 * kPage);
+  EXPECT_TRUE(seen().empty());
+}
+
+TEST_F(MemMonitorTest, UnwatchStopsReports) {
+  uint8_t *p = mapped_and_watched(2);
+  {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    auto start = reinterpret_cast<uintptr_t>(p);
+    monitor_->unwatch(start, start + 2 * kPage);
+  }
+  munmap(p, 2 * kPage);
+  EXPECT_TRUE(seen().empty());
+}
+
+TEST_F(MemMonitorTest, AFileMappingCannotBeWatched) {
+  char path[] = "/tmp/braid-mem-monitor-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kPage)), 0);
+  void *p = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  static_cast<uint8_t *>(p)[0] = 1;
+  {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    auto start = reinterpret_cast<uintptr_t>(p);
+    EXPECT_FALSE(monitor_->watch(start, start + kPage));
+  }
+  munmap(p, kPage);
+  close(fd);
+}
+
+TEST_F(MemMonitorTest, ForkLeavesTheParentsRangesWatchedAndTheChildFree) {
+  uint8_t *p = mapped_and_watched(2);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child's copy is not watched: unmapping and touching it must not wait for a monitor
+    // thread the child does not have.
+    p[0] = 9;
+    madvise(p, 2 * kPage, MADV_DONTNEED);
+    p[0] = 3;
+    munmap(p, 2 * kPage);
+    _exit(p == nullptr ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(seen().empty());
+  EXPECT_EQ(p[0], 0x5a);  // the child's writes were its own
+  munmap(p, 2 * kPage);
+  EXPECT_TRUE(reported(p, 2));
+}
+
+TEST_F(MemMonitorTest, OneMonitorPerProcess) {
+  std::string why;
+  MemMonitor *again = MemMonitor::acquire(&why);
+  EXPECT_EQ(again, monitor_);
+  MemMonitor::release(again);
+}
+
+}  // namespace
+}  // namespace braid::verbs

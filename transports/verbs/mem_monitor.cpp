@@ -1,0 +1,183 @@
+#include "mem_monitor.hpp"
+
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace braid::verbs {
+namespace {
+
+std::mutex g_lock;  // guards g_monitor and its refs_
+MemMonitor *g_monitor = nullptr;
+
+uintptr_t page_size() {
+  static const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+// A userfaultfd: the system call where unprivileged use is allowed or we may, else
+// /dev/userfaultfd (Linux 6.1+, whose permissions the administrator sets).
+int open_uffd(std::string *why) {
+  int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+  if (fd >= 0) return fd;
+  int first = errno;
+#ifdef USERFAULTFD_IOC_NEW
+  int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+  if (dev >= 0) {
+    fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+    int e = errno;
+    close(dev);
+    if (fd >= 0) return fd;
+    errno = e;
+  }
+#endif
+  *why = std::string("userfaultfd: ") + std::strerror(first) +
+         (first == EPERM ? " (unprivileged use is off: sysctl vm.unprivileged_userfaultfd=1, or "
+                           "give the user access to /dev/userfaultfd)"
+                         : "");
+  return -1;
+}
+
+}  // namespace
+
+MemMonitor *MemMonitor::acquire(std::string *why) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  if (g_monitor != nullptr) {
+    ++g_monitor->refs_;
+    return g_monitor;
+  }
+  int uffd = open_uffd(why);
+  if (uffd < 0) return nullptr;
+  uffdio_api api{};
+  api.api = UFFD_API;
+  const uint64_t needed =
+      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_REMAP;
+  api.features = needed;
+  if (ioctl(uffd, UFFDIO_API, &api) != 0 || (api.features & needed) != needed) {
+    *why = std::string("userfaultfd: the kernel does not report unmap, remove and remap events (") +
+           std::strerror(errno) + ")";
+    close(uffd);
+    return nullptr;
+  }
+  int stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop < 0) {
+    *why = std::string("eventfd: ") + std::strerror(errno);
+    close(uffd);
+    return nullptr;
+  }
+  g_monitor = new MemMonitor(uffd, stop);
+  g_monitor->refs_ = 1;
+  return g_monitor;
+}
+
+void MemMonitor::release(MemMonitor *monitor) {
+  if (monitor == nullptr) return;
+  std::lock_guard<std::mutex> guard(g_lock);
+  if (--monitor->refs_ > 0) return;
+  g_monitor = nullptr;
+  delete monitor;
+}
+
+MemMonitor::MemMonitor(int uffd, int stop_fd) : uffd_(uffd), stop_fd_(stop_fd) {
+  thread_ = std::thread([this] { run(); });
+}
+
+MemMonitor::~MemMonitor() {
+  uint64_t one = 1;
+  if (write(stop_fd_, &one, sizeof one) < 0) {
+    // An eventfd write fails only when its counter would overflow; the thread is stopping anyway.
+  }
+  thread_.join();
+  // Closing the userfaultfd drops every range it watches and wakes any fault still pending.
+  close(uffd_);
+  close(stop_fd_);
+}
+
+bool MemMonitor::watch(uintptr_t start, uintptr_t end) {
+  uffdio_register reg{};
+  reg.range.start = start;
+  reg.range.len = end - start;
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+  return ioctl(uffd_, UFFDIO_REGISTER, &reg) == 0;
+}
+
+void MemMonitor::unwatch(uintptr_t start, uintptr_t end) {
+  uffdio_range range{start, end - start};
+  // Fails harmlessly when the range is unmapped by now.
+  (void)ioctl(uffd_, UFFDIO_UNREGISTER, &range);
+}
+
+void MemMonitor::subscribe(void *owner, Invalidate fn) {
+  subscribers_.push_back({owner, fn});
+}
+
+void MemMonitor::unsubscribe(void *owner) {
+  std::erase_if(subscribers_, [owner](const Subscriber &s) { return s.owner == owner; });
+}
+
+void MemMonitor::invalidate(uintptr_t start, uintptr_t end) {
+  ++events_;
+  for (const Subscriber &s : subscribers_) s.fn(s.owner, start, end);
+}
+
+void MemMonitor::handle(const void *raw) {
+  const auto *msg = static_cast<const uffd_msg *>(raw);
+  const uintptr_t page = page_size();
+  switch (msg->event) {
+    case UFFD_EVENT_UNMAP:
+      invalidate(msg->arg.remove.start, msg->arg.remove.end);
+      break;
+    case UFFD_EVENT_REMOVE:
+      invalidate(msg->arg.remove.start, msg->arg.remove.end);
+      // The pages are being dropped: a later touch must fault in fresh pages the ordinary way,
+      // not wait for this monitor.
+      unwatch(msg->arg.remove.start, msg->arg.remove.end);
+      break;
+    case UFFD_EVENT_REMAP:
+      invalidate(msg->arg.remap.from, msg->arg.remap.from + msg->arg.remap.len);
+      break;
+    case UFFD_EVENT_PAGEFAULT: {
+      // A watched page is missing (dropped in a way that sent no event first): whatever was
+      // cached over it is stale; let the fault proceed without us.
+      uintptr_t start = msg->arg.pagefault.address & ~(page - 1);
+      invalidate(start, start + page);
+      unwatch(start, start + page);
+      uffdio_range range{start, page};
+      (void)ioctl(uffd_, UFFDIO_WAKE, &range);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void MemMonitor::run() {
+  for (;;) {
+    pollfd fds[2] = {{uffd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if ((fds[1].revents & POLLIN) != 0) return;
+    if ((fds[0].revents & (POLLERR | POLLHUP)) != 0) return;
+    // Read and invalidate under the lock: the unmapping thread resumes as soon as its event is
+    // read, and a lookup it makes next must already miss.
+    std::lock_guard<std::mutex> guard(mutex_);
+    uffd_msg msgs[16];
+    for (;;) {
+      ssize_t n = read(uffd_, msgs, sizeof msgs);
+      if (n <= 0) break;
+      for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(uffd_msg); ++i) handle(&msgs[i]);
+    }
+  }
+}
+
+}  // namespace braid::verbs

@@ -1,0 +1,73 @@
+// Tells a registration cache when the pages behind an address range go away, through a
+// userfaultfd (the kernel's, not a hook in the C library): munmap (also MAP_FIXED over a mapping,
+// a shrinking brk or mremap), an mremap that moves the range, and madvise(DONTNEED, REMOVE,
+// FREE). Those are every way a cached registration can come to point at pages the address no
+// longer maps. libfabric's uffd monitor works the same way; UCX patches the C library instead,
+// which misses the munmap calls glibc makes internally (free of large blocks).
+//
+// How it stays race free: the kernel holds a thread that unmaps a watched range until the event
+// is read, and the monitor thread reads events only while it holds mutex(), which it keeps until
+// every subscriber has dropped what overlaps them. A cache that looks up under mutex() therefore
+// never sees an entry for pages that a returned munmap has already taken away.
+//
+// One monitor per process (a userfaultfd is per address space and a range can be registered with
+// only one); every verbs context of the process subscribes to it.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace braid::verbs {
+
+class MemMonitor {
+ public:
+  // Called with mutex() held, from the monitor thread, for every range whose pages went away.
+  using Invalidate = void (*)(void *owner, uintptr_t start, uintptr_t end);
+
+  // The process's monitor, started on first use; nullptr when userfaultfd is not available here
+  // (*why says why: permissions, kernel without it), in which case nothing may be cached.
+  static MemMonitor *acquire(std::string *why);
+  // Drops one reference; the last one stops the thread and closes the userfaultfd.
+  static void release(MemMonitor *monitor);
+
+  // Starts watching [start, end) (page aligned). False when the mapping cannot be watched (a file
+  // mapping, memory another userfaultfd watches): such memory must not be cached. Call with
+  // mutex() held, after the range is registered (its pages are then present).
+  bool watch(uintptr_t start, uintptr_t end);
+  // Stops watching [start, end) (when no cache entry covers it any more). mutex() held.
+  void unwatch(uintptr_t start, uintptr_t end);
+
+  void subscribe(void *owner, Invalidate fn);  // mutex() held
+  void unsubscribe(void *owner);               // mutex() held
+
+  std::mutex &mutex() { return mutex_; }
+  uint64_t events() const { return events_; }  // read with mutex() held
+
+  MemMonitor(const MemMonitor &) = delete;
+  MemMonitor &operator=(const MemMonitor &) = delete;
+
+ private:
+  MemMonitor(int uffd, int stop_fd);
+  ~MemMonitor();
+  void run();
+  void handle(const void *msg);
+  void invalidate(uintptr_t start, uintptr_t end);
+
+  struct Subscriber {
+    void *owner;
+    Invalidate fn;
+  };
+
+  int uffd_;
+  int stop_fd_;  // an eventfd written to stop the thread
+  std::mutex mutex_;
+  std::vector<Subscriber> subscribers_;
+  uint64_t events_ = 0;
+  int refs_ = 0;  // guarded by the process-wide lock in acquire/release
+  std::thread thread_;
+};
+
+}  // namespace braid::verbs
