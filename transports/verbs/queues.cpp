@@ -1,5 +1,6 @@
 #include "queues.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -18,8 +19,9 @@ constexpr uint32_t kSrqGrowthFactor = 4;  // an SRQ may grow to 4x its configure
 int post_slots(Context *ctx, uint8_t k, ibv_qp *qp, uint32_t conn_index,
                const std::vector<uint32_t> &slots) {
   ClassState &cls = ctx->classes[k];
-  std::vector<ibv_recv_wr> wrs(std::min(slots.size(), kPostBatch));
-  std::vector<ibv_sge> sges(wrs.size());
+  // On the stack: this runs after every received message, where an allocation is latency.
+  std::array<ibv_recv_wr, kPostBatch> wrs;  // every field is set below before use
+  std::array<ibv_sge, kPostBatch> sges;
   size_t done = 0;
   bool retried = false;
   while (done < slots.size()) {
@@ -173,17 +175,18 @@ int flush_reposts(Context *ctx) {
   for (size_t k = 0; k < ctx->classes.size(); ++k) {
     ClassState &cls = ctx->classes[k];
     if (cls.srq == nullptr || cls.srq_repost.empty()) continue;
-    std::vector<uint32_t> slots;
-    slots.swap(cls.srq_repost);
-    int rc = post_slots(ctx, static_cast<uint8_t>(k), nullptr, 0, slots);
+    // Posted from the list in place and cleared, not swapped out: the list keeps its capacity
+    // and the next message's push_back does not allocate.
+    int rc = post_slots(ctx, static_cast<uint8_t>(k), nullptr, 0, cls.srq_repost);
+    cls.srq_repost.clear();
     if (rc != BRAID_SUCCESS) return rc;
   }
   for (Conn &conn : ctx->conns) {
     if (conn.repost.empty()) continue;
-    std::vector<uint32_t> slots;
-    slots.swap(conn.repost);
-    if (ctx->peers[static_cast<size_t>(conn.peer)].failed != 0) continue;
-    int rc = post_slots(ctx, conn.klass, conn.qp, conn.index, slots);
+    bool failed = ctx->peers[static_cast<size_t>(conn.peer)].failed != 0;
+    int rc = failed ? BRAID_SUCCESS : post_slots(ctx, conn.klass, conn.qp, conn.index, conn.repost);
+    conn.repost.clear();
+    if (failed) continue;
     if (rc != BRAID_SUCCESS) return rc;
     conn.pending_return += conn.owed_return;
     conn.pending_cm_ack += conn.owed_cm_ack;

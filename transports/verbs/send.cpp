@@ -173,8 +173,15 @@ void enqueue(Context *ctx, int peer, int klass, Outgoing out) {
 
 int send_now(Context *ctx, int peer, int klass, Outgoing out) {
   Conn &conn = ctx->conn(peer, klass);
+  // Nothing queued ahead: post it straight away, without a trip through the backlog (a deque
+  // that allocates a block every few messages).
+  if (conn.backlog.empty()) {
+    bool posted = false;
+    int rc = post_one(ctx, conn, out, &posted);
+    if (rc != BRAID_SUCCESS || posted) return rc;
+  }
   conn.backlog.push_back(std::move(out));
-  return conn.backlog.size() == 1 ? flush_conn(ctx, conn) : BRAID_SUCCESS;
+  return BRAID_SUCCESS;
 }
 
 int flush_sends(Context *ctx) {
