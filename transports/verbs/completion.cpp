@@ -29,7 +29,10 @@ int on_wc_error(Context *ctx, const ibv_wc &wc, const WrId &id) {
     Conn &conn = ctx->conns[id.conn];
     peer = conn.peer;
     if (id.kind == WrKind::SendBounce) ctx->classes[klass].send_free.push_back(id.slot);
-    if (id.kind != WrKind::Recv) ++conn.sq_free;
+    if (id.kind == WrKind::SendInline)
+      conn.sq_free += static_cast<int>(id.slot);  // 0 for a flushed unsignaled one
+    else if (id.kind != WrKind::Recv)
+      ++conn.sq_free;
   }
   if (id.kind == WrKind::Recv && ctx->classes[klass].srq != nullptr)
     --ctx->classes[klass].srq_posted;
@@ -101,7 +104,7 @@ int on_completion(Context *ctx, const ibv_wc &wc) {
       ++ctx->conns[id.conn].sq_free;
       return BRAID_SUCCESS;
     case WrKind::SendInline:
-      ++ctx->conns[id.conn].sq_free;
+      ctx->conns[id.conn].sq_free += static_cast<int>(id.slot);
       return BRAID_SUCCESS;
     case WrKind::Read: {
       ++ctx->conns[id.conn].sq_free;

@@ -103,6 +103,7 @@ struct Conn {
   int pending_return = 0;  // reposted buffers whose credit the peer has not been told of
   int pending_cm_ack = 0;  // credit messages of the peer not yet acknowledged
   int sq_free = 0;
+  int unsignaled = 0;  // inline sends posted unsignaled since the last signaled one
   std::deque<Outgoing> backlog;
   std::vector<uint32_t> repost;  // receive slots consumed, to be posted again
   int owed_return = 0;           // credits of `repost`, returned once they are posted again

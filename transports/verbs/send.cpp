@@ -7,6 +7,15 @@
 namespace braid::verbs {
 namespace {
 
+// Selective signalling: an inline send (its payload is in the WQE, its request done at posting)
+// asks for a completion only every kSignalEvery-th time. A QP's send queue completes in order,
+// so that completion frees the send-queue slots of the unsignaled ones before it too (its wr_id
+// carries the count). Fewer completions for the device to write and for progress to poll: in the
+// guest a CQE is a share of a small message's latency. Bounce sends and READs stay signaled
+// (their completion frees a buffer or finishes a request); unsignaled inline sends before one of
+// them are freed by the next signaled inline send, a few slots held a little longer.
+constexpr int kSignalEvery = 16;
+
 size_t body_bytes(const Outgoing &o) {
   switch (o.type) {
     case MsgType::Eager:
@@ -76,8 +85,13 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
     sge[0] = ibv_sge{reinterpret_cast<uint64_t>(&h), sizeof h, 0};
     sge[1] = ibv_sge{reinterpret_cast<uint64_t>(data), static_cast<uint32_t>(body), 0};
     wr.num_sge = body > 0 ? 2 : 1;
-    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
-    wr.wr_id = encode_wr_id(WrKind::SendInline, conn.klass, conn.index, 0);
+    wr.send_flags = IBV_SEND_INLINE;
+    // Signaled also when the queue runs low, so a completion always comes to free the slots.
+    if (conn.unsignaled + 1 >= kSignalEvery || conn.sq_free <= kSignalEvery) {
+      wr.send_flags |= IBV_SEND_SIGNALED;
+      slot = static_cast<uint32_t>(conn.unsignaled + 1);
+    }
+    wr.wr_id = encode_wr_id(WrKind::SendInline, conn.klass, conn.index, slot);
   } else {
     if (cls.send_free.empty()) {
       if (!o.stalled) ++ctx->counters.send_stalls;
@@ -105,6 +119,7 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
         wire, conn.peer, conn.klass, std::strerror(rc));
   if (!inline_send) cls.send_free.pop_back();
   --conn.sq_free;
+  if (inline_send) conn.unsignaled = slot == 0 ? conn.unsignaled + 1 : 0;
   if (conn.per_peer) {
     if (credit_msg)
       --conn.cm_budget;

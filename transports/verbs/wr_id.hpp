@@ -2,7 +2,8 @@
 // lookup table: [kind:4][class:4][connection:24][slot:32].
 //   Recv        slot = receive buffer index in the class's arena (per-peer arenas: peer-major)
 //   SendBounce  slot = send bounce buffer index in the class's pool
-//   SendInline  slot unused (the payload was copied into the WQE)
+//   SendInline  slot = send-queue slots its completion frees: itself and the unsignaled inline
+//               sends posted before it (selective signalling, send.cpp)
 //   Read        slot = index of the receive request in the request table
 #pragma once
 
