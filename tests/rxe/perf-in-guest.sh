@@ -131,7 +131,7 @@ for p in "${plugins[@]}"; do
     queues=()
     [[ $spec != - && $spec != default* ]] && queues=(BRAID_VERBS_RECV_QUEUES="$spec")
     [[ $spec == default-rcache-off ]] && queues=(BRAID_VERBS_RCACHE=off)
-    [[ $spec != - ]] && echo "-- verbs with BRAID_VERBS_RECV_QUEUES=${spec%-rcache-off}${queues[*]:+ ${queues[*]}}"
+    [[ $spec != - ]] && echo "-- verbs with BRAID_VERBS_RECV_QUEUES=${spec%-rcache-off}${queues[*]:+ (${queues[*]})}"
     env "${UCX_RXE[@]}" BRAID_VERBS_DEVICE=rxe0:1 "${queues[@]}" "$BIN/braid-micro-p2p" \
       --transports="$p" --benchmark_filter="$filter" --benchmark_min_time=0.3 \
       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 |
