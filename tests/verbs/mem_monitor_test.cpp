@@ -3,10 +3,14 @@
 // and memory that is not watched, or that fork copies, is not reported.
 #include <gtest/gtest.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +34,7 @@ class MemMonitorTest : public ::testing::Test {
     // gets the reason the cache is off.
     if (monitor_ == nullptr) GTEST_SKIP() << "no userfaultfd here: " << why;
     std::lock_guard<std::mutex> guard(monitor_->mutex());
-    monitor_->subscribe(this, &MemMonitorTest::record);
+    monitor_->subscribe(this, &MemMonitorTest::record, &MemMonitorTest::covers);
   }
   void TearDown() override {
     if (monitor_ == nullptr) return;
@@ -43,6 +47,11 @@ class MemMonitorTest : public ::testing::Test {
 
   static void record(void *self, uintptr_t start, uintptr_t end) {
     static_cast<MemMonitorTest *>(self)->seen_.emplace_back(start, end);
+  }
+  static bool covers(void *self, uintptr_t start, uintptr_t end) {
+    for (auto [s, e] : static_cast<MemMonitorTest *>(self)->held_)
+      if (s < end && start < e) return true;
+    return false;
   }
 
   // Maps and touches `pages` pages (a registration's pages are always present) and watches them.
@@ -75,6 +84,7 @@ class MemMonitorTest : public ::testing::Test {
 
   MemMonitor *monitor_ = nullptr;
   std::vector<std::pair<uintptr_t, uintptr_t>> seen_;
+  std::vector<std::pair<uintptr_t, uintptr_t>> held_;  // what covers() reports as still in use
 };
 
 TEST_F(MemMonitorTest, MunmapIsReportedBeforeItReturns) {
@@ -163,10 +173,22 @@ TEST_F(MemMonitorTest, UnwatchStopsReports) {
   {
     std::lock_guard<std::mutex> guard(monitor_->mutex());
     auto start = reinterpret_cast<uintptr_t>(p);
-    monitor_->unwatch(start, start + 2 * kPage);
+    monitor_->unwatch_unused(start, start + 2 * kPage);
   }
   munmap(p, 2 * kPage);
   EXPECT_TRUE(seen().empty());
+}
+
+TEST_F(MemMonitorTest, ARangeAnotherSubscriberStillUsesStaysWatched) {
+  uint8_t *p = mapped_and_watched(2);
+  auto start = reinterpret_cast<uintptr_t>(p);
+  {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    held_.emplace_back(start + kPage, start + 2 * kPage);  // another cache's entry, one page
+    monitor_->unwatch_unused(start, start + 2 * kPage);
+  }
+  munmap(p, 2 * kPage);
+  EXPECT_TRUE(reported(p, 2));
 }
 
 TEST_F(MemMonitorTest, AFileMappingCannotBeWatched) {
@@ -208,6 +230,34 @@ TEST_F(MemMonitorTest, ForkLeavesTheParentsRangesWatchedAndTheChildFree) {
   EXPECT_EQ(p[0], 0x5a);  // the child's writes were its own
   munmap(p, 2 * kPage);
   EXPECT_TRUE(reported(p, 2));
+}
+
+std::atomic<pthread_t> g_handler_thread{};
+void note_handler_thread(int) {
+  g_handler_thread = pthread_self();
+}
+
+TEST_F(MemMonitorTest, TheMonitorThreadTakesNoSignals) {
+  // With SIGUSR1 blocked here, a process-directed SIGUSR1 could only run its handler on the
+  // monitor thread: it must stay pending instead, and run here once this thread unblocks it.
+  struct sigaction act {
+  }, old{};
+  act.sa_handler = note_handler_thread;
+  sigemptyset(&act.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &act, &old), 0);
+  sigset_t usr1, saved;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &usr1, &saved), 0);
+  g_handler_thread = pthread_t{};
+  ASSERT_EQ(kill(getpid(), SIGUSR1), 0);
+  usleep(20000);  // time for another thread to take it, were any to accept it
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGUSR1), 1) << "a thread that is not the test's took SIGUSR1";
+  ASSERT_EQ(pthread_sigmask(SIG_SETMASK, &saved, nullptr), 0);
+  EXPECT_TRUE(pthread_equal(g_handler_thread, pthread_self()));
+  sigaction(SIGUSR1, &old, nullptr);
 }
 
 TEST_F(MemMonitorTest, OneMonitorPerProcess) {

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -87,7 +89,13 @@ void MemMonitor::release(MemMonitor *monitor) {
 }
 
 MemMonitor::MemMonitor(int uffd, int stop_fd) : uffd_(uffd), stop_fd_(stop_fd) {
+  // The thread blocks every signal (it inherits the creator's mask): the application's handlers
+  // must not run on a thread it does not know of.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 MemMonitor::~MemMonitor() {
@@ -115,8 +123,14 @@ void MemMonitor::unwatch(uintptr_t start, uintptr_t end) {
   (void)ioctl(uffd_, UFFDIO_UNREGISTER, &range);
 }
 
-void MemMonitor::subscribe(void *owner, Invalidate fn) {
-  subscribers_.push_back({owner, fn});
+void MemMonitor::unwatch_unused(uintptr_t start, uintptr_t end) {
+  for (const Subscriber &s : subscribers_)
+    if (s.covers(s.owner, start, end)) return;
+  unwatch(start, end);
+}
+
+void MemMonitor::subscribe(void *owner, Invalidate invalidate, Covers covers) {
+  subscribers_.push_back({owner, invalidate, covers});
 }
 
 void MemMonitor::unsubscribe(void *owner) {
@@ -125,7 +139,7 @@ void MemMonitor::unsubscribe(void *owner) {
 
 void MemMonitor::invalidate(uintptr_t start, uintptr_t end) {
   ++events_;
-  for (const Subscriber &s : subscribers_) s.fn(s.owner, start, end);
+  for (const Subscriber &s : subscribers_) s.invalidate(s.owner, start, end);
 }
 
 void MemMonitor::handle(const void *raw) {

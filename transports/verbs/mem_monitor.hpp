@@ -26,6 +26,8 @@ class MemMonitor {
  public:
   // Called with mutex() held, from the monitor thread, for every range whose pages went away.
   using Invalidate = void (*)(void *owner, uintptr_t start, uintptr_t end);
+  // Called with mutex() held: whether the owner still has an entry overlapping the range.
+  using Covers = bool (*)(void *owner, uintptr_t start, uintptr_t end);
 
   // The process's monitor, started on first use; nullptr when userfaultfd is not available here
   // (*why says why: permissions, kernel without it), in which case nothing may be cached.
@@ -37,11 +39,12 @@ class MemMonitor {
   // mapping, memory another userfaultfd watches): such memory must not be cached. Call with
   // mutex() held, after the range is registered (its pages are then present).
   bool watch(uintptr_t start, uintptr_t end);
-  // Stops watching [start, end) (when no cache entry covers it any more). mutex() held.
-  void unwatch(uintptr_t start, uintptr_t end);
+  // Stops watching [start, end) unless a subscriber still has an entry overlapping it (every
+  // verbs context of the process has its own cache over the one monitor). mutex() held.
+  void unwatch_unused(uintptr_t start, uintptr_t end);
 
-  void subscribe(void *owner, Invalidate fn);  // mutex() held
-  void unsubscribe(void *owner);               // mutex() held
+  void subscribe(void *owner, Invalidate invalidate, Covers covers);  // mutex() held
+  void unsubscribe(void *owner);                                      // mutex() held
 
   std::mutex &mutex() { return mutex_; }
   uint64_t events() const { return events_; }  // read with mutex() held
@@ -55,10 +58,12 @@ class MemMonitor {
   void run();
   void handle(const void *msg);
   void invalidate(uintptr_t start, uintptr_t end);
+  void unwatch(uintptr_t start, uintptr_t end);
 
   struct Subscriber {
     void *owner;
-    Invalidate fn;
+    Invalidate invalidate;
+    Covers covers;
   };
 
   int uffd_;

@@ -27,7 +27,7 @@ bool locked_memory_short(int err) {
 RegCache::RegCache(ibv_pd *pd, MemMonitor *monitor, Limits limits)
     : pd_(pd), monitor_(monitor), limits_(limits) {
   std::lock_guard<std::mutex> guard(monitor_->mutex());
-  monitor_->subscribe(this, &RegCache::on_invalidate);
+  monitor_->subscribe(this, &RegCache::on_invalidate, &RegCache::covers);
 }
 
 RegCache::~RegCache() {
@@ -50,16 +50,20 @@ void RegCache::on_invalidate(void *self, uintptr_t start, uintptr_t end) {
   }
 }
 
+bool RegCache::covers(void *self, uintptr_t start, uintptr_t end) {
+  for (const CachedReg *e : static_cast<RegCache *>(self)->live_)
+    if (e->start < end && start < e->end) return true;
+  return false;
+}
+
 void RegCache::drop(size_t index, bool unwatch) {
   CachedReg *e = live_[index];
   live_[index] = live_.back();
   live_.pop_back();
   bytes_ -= e->end - e->start;
-  if (unwatch) {
-    bool shared = false;
-    for (const CachedReg *other : live_) shared |= other->start < e->end && e->start < other->end;
-    if (!shared) monitor_->unwatch(e->start, e->end);
-  }
+  // Watched ranges split the mapping's VMAs: unwatched again once no entry of any cache needs
+  // them, or a long run caching many distinct buffers would reach vm.max_map_count.
+  if (unwatch) monitor_->unwatch_unused(e->start, e->end);
   if (e->refs > 0) {
     e->stale = true;  // a rendezvous still uses it: its last release deregisters it
     return;

@@ -62,6 +62,7 @@ class RegCache {
 
  private:
   static void on_invalidate(void *self, uintptr_t start, uintptr_t end);
+  static bool covers(void *self, uintptr_t start, uintptr_t end);
   void drop(size_t index, bool unwatch);  // monitor mutex held
   // Drops least recently used idle entries until `entries` more entries and `bytes` more bytes
   // fit the limits (SIZE_MAX: every idle entry). Monitor mutex held.
