@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "mem_monitor.hpp"
+#include "proc_maps.hpp"
 
 namespace braid::verbs {
 namespace {
@@ -258,6 +259,89 @@ TEST_F(MemMonitorTest, TheMonitorThreadTakesNoSignals) {
   ASSERT_EQ(pthread_sigmask(SIG_SETMASK, &saved, nullptr), 0);
   EXPECT_TRUE(pthread_equal(g_handler_thread, pthread_self()));
   sigaction(SIGUSR1, &old, nullptr);
+}
+
+TEST_F(MemMonitorTest, AMappingThatGrowsInPlaceIsUnwatchedAtItsFirstNewPage) {
+  // Four pages reserved, the last two given back, so mremap can grow the first two in place;
+  // the grown pages are watched (the registration extends with the mapping) and missing.
+  auto *p = static_cast<uint8_t *>(
+      mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  ASSERT_EQ(munmap(p + 2 * kPage, 2 * kPage), 0);
+  std::memset(p, 0x5a, 2 * kPage);
+  watch(p, 2);
+  ASSERT_EQ(mremap(p, 2 * kPage, 4 * kPage, 0), p);
+  p[3 * kPage] = 1;  // faults through the monitor once, which stops watching the mapping
+  EXPECT_TRUE(reported(p, 4));
+  const size_t events = seen().size();
+  p[2 * kPage] = 2;  // an ordinary fault now
+  munmap(p, 4 * kPage);
+  EXPECT_EQ(seen().size(), events);
+}
+
+TEST_F(MemMonitorTest, AForkedChildDoesNotKeepTheUserfaultfd) {
+  // A child that kept the parent's userfaultfd open would keep the parent's watches alive after
+  // the parent closed it, and the parent's next munmap there would wait for a reader forever.
+  mapped_and_watched(1);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char link[256];
+    for (int fd = 0; fd < 1024; ++fd) {
+      std::string path = "/proc/self/fd/" + std::to_string(fd);
+      ssize_t n = readlink(path.c_str(), link, sizeof link - 1);
+      if (n <= 0) continue;
+      link[n] = '\0';
+      if (std::strstr(link, "userfaultfd") != nullptr) _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child inherited the monitor's userfaultfd";
+}
+
+TEST(ProcMaps, TellsPrivateAnonymousMemoryFromShared) {
+  const size_t page = static_cast<size_t>(kPage);
+  void *priv = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *shared = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(priv, MAP_FAILED);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto a = reinterpret_cast<uintptr_t>(priv), s = reinterpret_cast<uintptr_t>(shared);
+  EXPECT_TRUE(private_anonymous(a, a + 2 * page));
+  EXPECT_FALSE(private_anonymous(s, s + page));
+  std::vector<uint8_t> heap(1 << 20);
+  auto h = reinterpret_cast<uintptr_t>(heap.data());
+  EXPECT_TRUE(private_anonymous(h & ~(kPage - 1), (h + heap.size()) & ~(kPage - 1)));
+  int local = 0;
+  auto st = reinterpret_cast<uintptr_t>(&local) & ~(kPage - 1);
+  EXPECT_TRUE(private_anonymous(st, st + page));
+  Mapping m;
+  ASSERT_TRUE(mapping_at(a + page, &m));
+  EXPECT_LE(m.start, a);
+  EXPECT_GE(m.end, a + 2 * page);
+  EXPECT_TRUE(m.private_anonymous);
+  // A hole in the range.
+  ASSERT_EQ(munmap(priv, page), 0);
+  EXPECT_FALSE(private_anonymous(a, a + 2 * page));
+  EXPECT_FALSE(mapping_at(a, &m) && m.start <= a && a < m.end && m.start == a);
+  munmap(static_cast<uint8_t *>(priv) + page, page);
+  munmap(shared, page);
+}
+
+TEST(ProcMaps, AFileMappingIsNotPrivateAnonymous) {
+  char path[] = "/tmp/braid-proc-maps-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kPage)), 0);
+  void *p = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto a = reinterpret_cast<uintptr_t>(p);
+  EXPECT_FALSE(private_anonymous(a, a + kPage));
+  munmap(p, kPage);
+  close(fd);
 }
 
 TEST_F(MemMonitorTest, OneMonitorPerProcess) {

@@ -80,7 +80,7 @@ int cancel_request(Context *ctx, Request *req) {
     case ReqState::Failed:
       break;
   }
-  release_transient(req);
+  release_transient(req, true);
   ctx->requests.release(req);
   return rc;
 }

@@ -29,7 +29,7 @@ void fail_request(Context *, Request *req, int code, const std::string &text) {
     }
     return;
   }
-  release_transient(req);
+  release_transient(req, true);
   req->status = code;
   req->error = text;
   req->state = ReqState::Failed;

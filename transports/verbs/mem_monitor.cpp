@@ -1,5 +1,7 @@
 #include "mem_monitor.hpp"
 
+#include "proc_maps.hpp"
+
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
@@ -13,12 +15,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 namespace braid::verbs {
 namespace {
 
 std::mutex g_lock;  // guards g_monitor and its refs_
 MemMonitor *g_monitor = nullptr;
+std::once_flag g_atfork;
 
 uintptr_t page_size() {
   static const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -75,9 +79,24 @@ MemMonitor *MemMonitor::acquire(std::string *why) {
     close(uffd);
     return nullptr;
   }
+  std::call_once(g_atfork, [] { pthread_atfork(nullptr, nullptr, &MemMonitor::forget_in_child); });
   g_monitor = new MemMonitor(uffd, stop);
   g_monitor->refs_ = 1;
   return g_monitor;
+}
+
+void MemMonitor::forget_in_child() {
+  // The child has no monitor thread and its mappings are not watched (no UFFD_FEATURE_EVENT_FORK).
+  // Its copy of the userfaultfd would keep the parent's watch alive after the parent closes
+  // its own, and a later munmap in the parent would then wait for a reader forever: close it.
+  // The parent's objects are abandoned (their locks may have been held by threads that do not
+  // exist here); a context the child opens gets a monitor of its own.
+  if (g_monitor != nullptr) {
+    close(g_monitor->uffd_);
+    close(g_monitor->stop_fd_);
+    g_monitor = nullptr;
+  }
+  new (&g_lock) std::mutex;
 }
 
 void MemMonitor::release(MemMonitor *monitor) {
@@ -91,6 +110,7 @@ void MemMonitor::release(MemMonitor *monitor) {
 MemMonitor::MemMonitor(int uffd, int stop_fd) : uffd_(uffd), stop_fd_(stop_fd) {
   // The thread blocks every signal (it inherits the creator's mask): the application's handlers
   // must not run on a thread it does not know of.
+  subscribers_.reserve(64);  // subscribe allocates under the lock only past 64 contexts
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -157,14 +177,20 @@ void MemMonitor::handle(const void *raw) {
       break;
     case UFFD_EVENT_REMAP:
       invalidate(msg->arg.remap.from, msg->arg.remap.from + msg->arg.remap.len);
+      // The moved mapping keeps its registration; nothing of ours is cached there.
+      unwatch_unused(msg->arg.remap.to, msg->arg.remap.to + msg->arg.remap.len);
       break;
     case UFFD_EVENT_PAGEFAULT: {
-      // A watched page is missing (dropped in a way that sent no event first): whatever was
-      // cached over it is stale; let the fault proceed without us.
-      uintptr_t start = msg->arg.pagefault.address & ~(page - 1);
-      invalidate(start, start + page);
-      unwatch(start, start + page);
-      uffdio_range range{start, page};
+      // A watched mapping has a missing page: it grew in place (mremap, a stack) or lost a page
+      // without an event. Whatever is cached in it is suspect; stop watching the whole mapping
+      // (page by page, a large grown buffer would split into a mapping per page) and let the
+      // fault proceed the ordinary way.
+      uintptr_t fault = msg->arg.pagefault.address & ~(page - 1);
+      Mapping m;
+      if (!mapping_at(fault, &m)) m = Mapping{fault, fault + page, false};
+      invalidate(m.start, m.end);
+      unwatch(m.start, m.end);
+      uffdio_range range{fault, page};
       (void)ioctl(uffd_, UFFDIO_WAKE, &range);
       break;
     }
@@ -177,11 +203,11 @@ void MemMonitor::run() {
   for (;;) {
     pollfd fds[2] = {{uffd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
+      // Never give up while ranges are watched: their munmaps would wait for a reader forever.
+      if (errno != EINTR) usleep(1000);
+      continue;
     }
     if ((fds[1].revents & POLLIN) != 0) return;
-    if ((fds[0].revents & (POLLERR | POLLHUP)) != 0) return;
     // Read and invalidate under the lock: the unmapping thread resumes as soon as its event is
     // read, and a lookup it makes next must already miss.
     std::lock_guard<std::mutex> guard(mutex_);

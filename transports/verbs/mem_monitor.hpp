@@ -53,6 +53,7 @@ class MemMonitor {
   MemMonitor &operator=(const MemMonitor &) = delete;
 
  private:
+  static void forget_in_child();  // pthread_atfork child handler
   MemMonitor(int uffd, int stop_fd);
   ~MemMonitor();
   void run();

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "mem_monitor.hpp"
+#include "proc_maps.hpp"
 
 namespace braid::verbs {
 namespace {
@@ -25,7 +26,8 @@ bool locked_memory_short(int err) {
 }  // namespace
 
 RegCache::RegCache(ibv_pd *pd, MemMonitor *monitor, Limits limits)
-    : pd_(pd), monitor_(monitor), limits_(limits) {
+    : pd_(pd), monitor_(monitor), limits_(limits), live_capacity_(2 * limits.max_entries) {
+  live_.reserve(live_capacity_);
   std::lock_guard<std::mutex> guard(monitor_->mutex());
   monitor_->subscribe(this, &RegCache::on_invalidate, &RegCache::covers);
 }
@@ -34,8 +36,9 @@ RegCache::~RegCache() {
   {
     std::lock_guard<std::mutex> guard(monitor_->mutex());
     monitor_->unsubscribe(this);
-    while (!live_.empty()) drop(live_.size() - 1, true);
+    while (!live_.empty()) drop(live_.size() - 1);
   }
+  reap();
   MemMonitor::release(monitor_);
 }
 
@@ -45,7 +48,7 @@ void RegCache::on_invalidate(void *self, uintptr_t start, uintptr_t end) {
     CachedReg *e = cache->live_[i];
     if (e->start < end && start < e->end) {
       ++cache->stats_.invalidated;
-      cache->drop(i, false);  // the monitor already stopped watching what it had to
+      cache->drop(i);
     }
   }
 }
@@ -56,20 +59,36 @@ bool RegCache::covers(void *self, uintptr_t start, uintptr_t end) {
   return false;
 }
 
-void RegCache::drop(size_t index, bool unwatch) {
+void RegCache::drop(size_t index) {
   CachedReg *e = live_[index];
   live_[index] = live_.back();
   live_.pop_back();
   bytes_ -= e->end - e->start;
   // Watched ranges split the mapping's VMAs: unwatched again once no entry of any cache needs
-  // them, or a long run caching many distinct buffers would reach vm.max_map_count.
-  if (unwatch) monitor_->unwatch_unused(e->start, e->end);
+  // them (also what is left of an entry after a partial unmap), or a long run caching many
+  // distinct buffers would reach vm.max_map_count.
+  monitor_->unwatch_unused(e->start, e->end);
   if (e->refs > 0) {
     e->stale = true;  // a rendezvous still uses it: its last release deregisters it
     return;
   }
-  ibv_dereg_mr(e->mr);
-  delete e;
+  e->next_dead = dead_;
+  dead_ = e;
+}
+
+void RegCache::reap() {
+  CachedReg *list;
+  {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    list = dead_;
+    dead_ = nullptr;
+  }
+  while (list != nullptr) {
+    CachedReg *next = list->next_dead;
+    ibv_dereg_mr(list->mr);
+    delete list;
+    list = next;
+  }
 }
 
 void RegCache::evict_idle(size_t entries, size_t bytes) {
@@ -84,7 +103,7 @@ void RegCache::evict_idle(size_t entries, size_t bytes) {
         oldest = i;
     if (oldest == SIZE_MAX) return;  // everything is in use: go over the limit for now
     ++stats_.evicted;
-    drop(oldest, true);
+    drop(oldest);
   }
 }
 
@@ -93,6 +112,7 @@ CachedReg *RegCache::acquire(void *addr, size_t bytes) {
   const uintptr_t start = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
   const uintptr_t end =
       (reinterpret_cast<uintptr_t>(addr) + (bytes == 0 ? 1 : bytes) + page - 1) & ~(page - 1);
+  reap();
   {
     std::lock_guard<std::mutex> guard(monitor_->mutex());
     for (CachedReg *e : live_) {
@@ -104,10 +124,11 @@ CachedReg *RegCache::acquire(void *addr, size_t bytes) {
       }
     }
     ++stats_.misses;
-    if (end - start > limits_.max_bytes) {
-      ++stats_.uncacheable;
-      return nullptr;
-    }
+  }
+  if (end - start > limits_.max_bytes || !private_anonymous(start, end)) {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    ++stats_.uncacheable;
+    return nullptr;
   }
   // Registered outside the lock: ibv_reg_mr faults pages in, and a fault on a watched page waits
   // for the monitor thread, which takes the lock to read it.
@@ -117,33 +138,53 @@ CachedReg *RegCache::acquire(void *addr, size_t bytes) {
       std::lock_guard<std::mutex> guard(monitor_->mutex());
       evict_idle(SIZE_MAX, 0);
     }
+    reap();
     mr = ibv_reg_mr(pd_, reinterpret_cast<void *>(start), end - start, kAccess);
   }
-  std::lock_guard<std::mutex> guard(monitor_->mutex());
-  if (mr == nullptr || !monitor_->watch(start, end)) {
-    if (mr != nullptr) ibv_dereg_mr(mr);
-    ++stats_.uncacheable;
-    return nullptr;
+  auto *e = mr != nullptr ? new CachedReg : nullptr;  // allocated outside the lock
+  bool cached = false;
+  {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    if (e != nullptr && live_.size() < live_capacity_ && monitor_->watch(start, end)) {
+      e->cache = this;
+      e->start = start;
+      e->end = end;
+      e->mr = mr;
+      e->refs = 1;  // in live_ before evicting, so eviction keeps its pages watched
+      e->last_use = ++clock_;
+      live_.push_back(e);
+      bytes_ += end - start;
+      evict_idle(0, 0);
+      cached = true;
+    } else {
+      ++stats_.uncacheable;
+    }
   }
-  evict_idle(1, end - start);
-  auto *e = new CachedReg;
-  e->cache = this;
-  e->start = start;
-  e->end = end;
-  e->mr = mr;
-  e->refs = 1;
-  e->last_use = ++clock_;
-  live_.push_back(e);
-  bytes_ += end - start;
-  return e;
+  reap();
+  if (cached) return e;
+  if (mr != nullptr) ibv_dereg_mr(mr);
+  delete e;
+  return nullptr;
 }
 
-void RegCache::release(CachedReg *e) {
+void RegCache::release(CachedReg *e, bool revoke) {
   RegCache *cache = e->cache;
-  std::lock_guard<std::mutex> guard(cache->monitor_->mutex());
-  if (--e->refs > 0 || !e->stale) return;
-  ibv_dereg_mr(e->mr);
-  delete e;
+  bool free_it = false;
+  {
+    std::lock_guard<std::mutex> guard(cache->monitor_->mutex());
+    if (revoke && !e->stale) {
+      for (size_t i = 0; i < cache->live_.size(); ++i)
+        if (cache->live_[i] == e) {
+          cache->drop(i);  // refs > 0 still: marked stale, freed below on the last release
+          break;
+        }
+    }
+    free_it = --e->refs == 0 && e->stale;
+  }
+  if (free_it) {
+    ibv_dereg_mr(e->mr);
+    delete e;
+  }
 }
 
 RegCacheStats RegCache::stats() {

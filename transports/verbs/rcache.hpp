@@ -6,10 +6,16 @@
 //
 // Entries cover whole pages, registered with LOCAL_WRITE | REMOTE_READ so one entry serves sends
 // and receives (and pinning for write gives the buffer pages of its own: a read-only pin could
-// share the zero page, which a later write replaces). Memory that cannot be registered writable
-// (read-only data) or watched (file mappings) is not cached. The cache is bounded in entries and
-// pinned bytes; idle entries go least recently used first, and all idle ones when a registration
-// fails for locked memory.
+// share the zero page, which a later write replaces). Only private anonymous memory is cached
+// (heap, stacks, anonymous mmap): shared memory can lose its pages to another process's truncate
+// or hole punch, which no event of ours reports; read-only memory cannot be registered writable.
+// The cache is bounded in entries and pinned bytes; idle entries go least recently used first,
+// and all idle ones when a registration fails for locked memory.
+//
+// Nothing is allocated, freed or deregistered while the monitor's lock is held or on the monitor
+// thread: freeing can make the C library unmap or madvise memory, and if that memory is watched
+// the kernel holds the call until the monitor reads the event, which it cannot do then. Entries
+// the monitor drops go on a list that the owning thread deregisters and frees later.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -26,7 +32,8 @@ class RegCache;
 
 struct CachedReg {
   RegCache *cache = nullptr;
-  uintptr_t start = 0, end = 0;  // page aligned
+  CachedReg *next_dead = nullptr;  // on the cache's list of entries to deregister
+  uintptr_t start = 0, end = 0;    // page aligned
   ibv_mr *mr = nullptr;
   uint32_t refs = 0;   // rendezvous using it now
   bool stale = false;  // its pages went away while in use: deregistered on the last release
@@ -53,7 +60,10 @@ class RegCache {
   // be registered writable or watched, or locked memory ran out with every idle entry dropped.
   // The caller then registers it for the one rendezvous, which reports any error.
   CachedReg *acquire(void *addr, size_t bytes);
-  static void release(CachedReg *entry);
+  // Ends one rendezvous's use. `revoke` (a cancelled or failed request, whose buffer the
+  // application may reuse at once) also drops the entry, so that no peer can still read or
+  // write the buffer through its key once the last use ends.
+  static void release(CachedReg *entry, bool revoke = false);
 
   RegCacheStats stats();
 
@@ -63,7 +73,8 @@ class RegCache {
  private:
   static void on_invalidate(void *self, uintptr_t start, uintptr_t end);
   static bool covers(void *self, uintptr_t start, uintptr_t end);
-  void drop(size_t index, bool unwatch);  // monitor mutex held
+  void drop(size_t index);  // monitor mutex held: out of live_, onto the dead list when idle
+  void reap();              // deregisters and frees the dead list; monitor mutex NOT held
   // Drops least recently used idle entries until `entries` more entries and `bytes` more bytes
   // fit the limits (SIZE_MAX: every idle entry). Monitor mutex held.
   void evict_idle(size_t entries, size_t bytes);
@@ -72,6 +83,8 @@ class RegCache {
   MemMonitor *monitor_;
   Limits limits_;
   std::vector<CachedReg *> live_;  // few hundred at most: a linear scan beats a tree here
+  size_t live_capacity_;           // reserved up front: push_back never allocates under the lock
+  CachedReg *dead_ = nullptr;      // dropped and idle: to deregister outside the lock
   size_t bytes_ = 0;
   uint64_t clock_ = 0;
   RegCacheStats stats_;

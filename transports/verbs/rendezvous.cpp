@@ -89,10 +89,10 @@ int post_reads(Context *ctx, Request *req) {
 
 }  // namespace
 
-void release_transient(Request *req) {
+void release_transient(Request *req, bool revoke) {
   if (req->transient_mr != nullptr) ibv_dereg_mr(req->transient_mr);
   req->transient_mr = nullptr;
-  if (req->cached != nullptr) RegCache::release(req->cached);
+  if (req->cached != nullptr) RegCache::release(req->cached, revoke);
   req->cached = nullptr;
 }
 
@@ -153,7 +153,7 @@ int on_read_complete(Context *ctx, Request *req, bool ok, int code, const std::s
   bool drained = req->reads_done == req->reads_posted;
   if (req->read_status != 0) {
     if (drained) {  // the device no longer writes into the buffer: now it may fail
-      release_transient(req);
+      release_transient(req, true);
       req->status = req->read_status;
       req->state = ReqState::Failed;
     }
@@ -174,7 +174,7 @@ int on_fin(Context *ctx, int peer, const FinBody &fin) {
               ctx->rank, peer, static_cast<unsigned long long>(fin.send_id));
     return BRAID_SUCCESS;
   }
-  release_transient(req);
+  release_transient(req, fin.status != 0);
   if (fin.status != 0) {
     fail_request(ctx, req, BRAID_ERR_MISMATCH,
                  "verbs: rank " + std::to_string(ctx->rank) + ": rank " + std::to_string(peer) +

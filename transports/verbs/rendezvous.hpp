@@ -23,7 +23,9 @@ int on_read_complete(Context *ctx, Request *req, bool ok, int code, const std::s
 // The receiver's FIN for one of our sends.
 int on_fin(Context *ctx, int peer, const FinBody &fin);
 
-// Drops a request's registration for this rendezvous.
-void release_transient(Request *req);
+// Drops a request's registration for this rendezvous. `revoke` (the request was cancelled or
+// failed, and the application may reuse its buffer at once) also drops a cached registration,
+// so no peer can still reach the buffer through its key.
+void release_transient(Request *req, bool revoke = false);
 
 }  // namespace braid::verbs

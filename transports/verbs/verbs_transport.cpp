@@ -133,6 +133,7 @@ int irecv(braid_transport_ctx_t c, int peer, uint64_t tag, void *buf, size_t byt
   req->user_mr = static_cast<ibv_mr *>(mr);
   rc = post_receive(ctx, req);
   if (rc != BRAID_SUCCESS) {
+    release_transient(req, true);
     ctx->requests.release(req);
     return rc;
   }
