@@ -350,8 +350,8 @@ void case_pages(bt::Job &job) {
   exchange_buffers(job, "after DONTNEED", 7002, out, in, bytes);
 
   // mremap moves the pages (growing them where the next pages are taken); a new mapping takes
-  // the old address. (The 5-argument form with MREMAP_FIXED is avoided: UCX's memory hook of
-  // mremap drops the new address.)
+  // the old address. (The 5-argument form with MREMAP_FIXED is avoided: with UCX's memory hooks
+  // loaded it failed with ENODEV.)
   std::vector<unsigned char *> moved_out(n, nullptr), moved_in(n, nullptr);
   for (int peer : job.peers()) {
     for (auto [from, to] : {std::pair{&out, &moved_out}, std::pair{&in, &moved_in}}) {
