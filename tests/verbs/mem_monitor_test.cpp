@@ -324,9 +324,9 @@ TEST(ProcMaps, TellsPrivateAnonymousMemoryFromShared) {
   std::vector<uint8_t> heap(1 << 20);
   auto h = reinterpret_cast<uintptr_t>(heap.data());
   EXPECT_TRUE(private_anonymous(h & ~(kPage - 1), (h + heap.size()) & ~(kPage - 1)));
-  int local = 0;
+  int local = 0;  // gtest runs this on the main thread, whose stack grows: not cached
   auto st = reinterpret_cast<uintptr_t>(&local) & ~(kPage - 1);
-  EXPECT_TRUE(private_anonymous(st, st + page));
+  EXPECT_FALSE(private_anonymous(st, st + page));
   Mapping m;
   ASSERT_TRUE(mapping_at(a + page, &m));
   EXPECT_LE(m.start, a);

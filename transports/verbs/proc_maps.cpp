@@ -37,7 +37,11 @@ bool parse_line(const char *line, Mapping *m) {
     if (*p == ' ') ++p;
   }
   bool inode_zero = p[0] == '0' && (p[1] == ' ' || p[1] == '\0' || p[1] == '\n');
-  m->private_anonymous = perms[3] == 'p' && inode_zero;
+  // The main thread's stack grows down: growth extends a watched bottom page's registration to
+  // new, missing pages, whose fault would wait for the monitor, possibly while this very thread
+  // holds the monitor's lock. Thread stacks (fixed anonymous mappings) do not grow.
+  bool stack = std::strstr(p, "[stack]") != nullptr;
+  m->private_anonymous = perms[3] == 'p' && inode_zero && !stack;
   return true;
 }
 
