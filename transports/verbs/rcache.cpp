@@ -80,9 +80,18 @@ void RegCache::reap() {
   CachedReg *list;
   {
     std::lock_guard<std::mutex> guard(monitor_->mutex());
-    list = dead_;
-    dead_ = nullptr;
+    list = take_dead();
   }
+  free_dead(list);
+}
+
+CachedReg *RegCache::take_dead() {
+  CachedReg *list = dead_;
+  dead_ = nullptr;
+  return list;
+}
+
+void RegCache::free_dead(CachedReg *list) {
   while (list != nullptr) {
     CachedReg *next = list->next_dead;
     ibv_dereg_mr(list->mr);
@@ -112,19 +121,25 @@ CachedReg *RegCache::acquire(void *addr, size_t bytes) {
   const uintptr_t start = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
   const uintptr_t end =
       (reinterpret_cast<uintptr_t>(addr) + (bytes == 0 ? 1 : bytes) + page - 1) & ~(page - 1);
-  reap();
+  // One lock for the lookup and for taking what the monitor dropped meanwhile (freed after it).
+  CachedReg *dead;
+  CachedReg *hit = nullptr;
   {
     std::lock_guard<std::mutex> guard(monitor_->mutex());
+    dead = take_dead();
     for (CachedReg *e : live_) {
       if (e->start <= start && end <= e->end) {
         ++e->refs;
         e->last_use = ++clock_;
         ++stats_.hits;
-        return e;
+        hit = e;
+        break;
       }
     }
-    ++stats_.misses;
+    if (hit == nullptr) ++stats_.misses;
   }
+  free_dead(dead);
+  if (hit != nullptr) return hit;
   if (end - start > limits_.max_bytes || !private_anonymous(start, end)) {
     std::lock_guard<std::mutex> guard(monitor_->mutex());
     ++stats_.uncacheable;
@@ -159,8 +174,9 @@ CachedReg *RegCache::acquire(void *addr, size_t bytes) {
     } else {
       ++stats_.uncacheable;
     }
+    dead = take_dead();
   }
-  reap();
+  free_dead(dead);
   if (cached) return e;
   if (mr != nullptr) ibv_dereg_mr(mr);
   delete e;

@@ -75,6 +75,8 @@ class RegCache {
   static bool covers(void *self, uintptr_t start, uintptr_t end);
   void drop(size_t index);  // monitor mutex held: out of live_, onto the dead list when idle
   void reap();              // deregisters and frees the dead list; monitor mutex NOT held
+  CachedReg *take_dead();   // monitor mutex held: empties the dead list, returns it
+  static void free_dead(CachedReg *list);  // deregisters and frees; monitor mutex NOT held
   // Drops least recently used idle entries until `entries` more entries and `bytes` more bytes
   // fit the limits (SIZE_MAX: every idle entry). Monitor mutex held.
   void evict_idle(size_t entries, size_t bytes);
