@@ -21,6 +21,8 @@
 //                 same address with other contents, and used again: the peer must see the new
 //                 contents and the receiver must find the new data in the new mapping
 //   pages         the same after madvise(DONTNEED), mremap, fork and free of a large malloc block
+//   direct        eager messages into receives posted well before them, and a receive cancelled
+//                 after the transport could have told its sender about it
 // Prints "PASS <case> (<ms> ms)" per case; the first failure prints "FAIL <case>: <why>" naming
 // the peer, tag and size, and exits 1. Every wait has a deadline (BRAID_TIMEOUT, at most 120 s).
 //   braid_transport_tests [--only=case,case] [--burst=N]
@@ -488,10 +490,112 @@ void case_pages(bt::Job &job) {
         "invalidations and shared memory left uncached, and was not");
 }
 
+// Eager messages into receives posted before them (the verbs plugin advertises such receives
+// and writes the message straight into them). Every peer posts, for two tags interleaved,
+// receives of several sizes (one under the advert threshold, one with room to spare), waits
+// until its adverts can have arrived, and only then do the messages go, in the order the
+// receives match them. Then a receive is cancelled after its advert went out, and the message
+// its sender sends after that must reach the next receive with the tag, with the cancelled
+// buffer untouched. BRAID_TEST_EXPECT_DIRECT=1 also requires the verbs plugin to have written
+// messages directly and taken adverts back.
+void case_direct(bt::Job &job) {
+  const size_t limit = std::max<size_t>(job.props().eager_limit, 1);
+  // (tag, message bytes, receive capacity), in posting order.
+  std::vector<std::tuple<uint64_t, size_t, size_t>> plan;
+  for (size_t bytes : {size_t{4096}, size_t{512}, size_t{16384}, size_t{10000}, limit}) {
+    const size_t b = std::min(bytes, limit);
+    plan.emplace_back(8100, b, b == 10000 ? 65536 : b);
+    plan.emplace_back(8101, b / 2 + 1, b);
+  }
+  const uint64_t direct0 = counter(job, "direct_msgs"), retracts0 = counter(job, "direct_retracts");
+  const size_t n = static_cast<size_t>(job.size());
+  // Three rounds: a transport that pauses its adverts after earlier cases found them useless
+  // resumes them once one of them is used.
+  for (uint64_t round = 0; round < 3; ++round) {
+    std::vector<std::vector<std::vector<unsigned char>>> in(n), out(n);
+    bt::Batch batch(job, cat("receives posted early, round ", round));
+    auto seed_of = [&](int src, int dst, size_t i) {
+      return bt::seed(src, dst, std::get<0>(plan[i]) * 1000 + round * 100 + i);
+    };
+    for (int peer : job.peers()) {
+      in[peer].resize(plan.size());
+      for (size_t i = 0; i < plan.size(); ++i) {
+        const auto [tag, bytes, capacity] = plan[i];
+        in[peer][i].assign(capacity + kSlack, bt::kSentinel);
+        batch.recv(peer, tag, in[peer][i].data(), capacity + kSlack, bytes);
+      }
+    }
+    job.barrier();                                       // everyone posted
+    batch.progress_for(std::chrono::milliseconds(200));  // the adverts arrive
+    job.barrier();
+    for (int peer : job.peers()) {
+      out[peer].resize(plan.size());
+      for (size_t i = 0; i < plan.size(); ++i) {
+        const auto [tag, bytes, capacity] = plan[i];
+        out[peer][i].resize(bytes);
+        bt::fill(out[peer][i].data(), bytes, seed_of(job.rank(), peer, i));
+        batch.send(peer, tag, out[peer][i].data(), bytes);
+      }
+    }
+    batch.wait_all();
+    for (int peer : job.peers())
+      for (size_t i = 0; i < plan.size(); ++i) {
+        const auto [tag, bytes, capacity] = plan[i];
+        bt::verify(in[peer][i].data(), bytes, seed_of(peer, job.rank(), i),
+                   cat("round ", round, ", receive ", i, " (tag ", tag, ", ", bytes,
+                       " B) from rank ", peer));
+        bt::verify_sentinel(in[peer][i].data() + bytes, capacity + kSlack - bytes,
+                            cat("past receive ", i, " from rank ", peer));
+      }
+    job.barrier();
+  }
+  const uint64_t direct = counter(job, "direct_msgs") - direct0;
+
+  // A receive cancelled after its advert went out: every rank cancels (and so answers its
+  // peers' retracts while it waits for its own), then the message goes to a new receive.
+  const size_t bytes = std::min<size_t>(8192, limit);
+  std::vector<std::vector<unsigned char>> dropped(n), got(n), sent(n);
+  {
+    bt::Batch cancelled(job, "a receive to cancel");
+    for (int peer : job.peers()) {
+      dropped[peer].assign(bytes, bt::kSentinel);
+      cancelled.recv(peer, 8102, dropped[peer].data(), bytes, bytes);
+    }
+    job.barrier();
+    cancelled.progress_for(std::chrono::milliseconds(200));
+    job.barrier();
+  }  // cancelled here
+  {
+    bt::Batch batch(job, "after a cancel");
+    for (int peer : job.peers()) {
+      got[peer].assign(bytes, 0);
+      sent[peer].resize(bytes);
+      bt::fill(sent[peer].data(), bytes, bt::seed(job.rank(), peer, 8102));
+      batch.send(peer, 8102, sent[peer].data(), bytes);
+    }
+    batch.progress_for(std::chrono::milliseconds(50));
+    for (int peer : job.peers()) batch.recv(peer, 8102, got[peer].data(), bytes, bytes);
+    batch.wait_all();
+    for (int peer : job.peers()) {
+      bt::verify(got[peer].data(), bytes, bt::seed(peer, job.rank(), 8102),
+                 cat("after a cancelled receive, from rank ", peer));
+      bt::verify_sentinel(dropped[peer].data(), bytes,
+                          cat("the cancelled receive's buffer for rank ", peer));
+    }
+  }
+  const uint64_t retracts = counter(job, "direct_retracts") - retracts0;
+  std::printf("  (%llu direct messages sent, %llu retracts in this case)\n",
+              static_cast<unsigned long long>(direct), static_cast<unsigned long long>(retracts));
+  const char *expect = std::getenv("BRAID_TEST_EXPECT_DIRECT");
+  if (expect != nullptr && std::string(expect) == "1" && (direct == 0 || retracts == 0))
+    throw bt::CaseFailure("the verbs plugin was expected to write messages into advertised "
+                          "receives and to take adverts back, and did not");
+}
+
 const Case kCases[] = {{"sizes", case_sizes},         {"in_flight", case_in_flight},
                        {"tag_order", case_tag_order}, {"burst", case_burst},
                        {"asleep", case_asleep},       {"reuse", case_reuse},
-                       {"pages", case_pages}};
+                       {"pages", case_pages},         {"direct", case_direct}};
 
 }  // namespace
 

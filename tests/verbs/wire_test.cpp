@@ -80,5 +80,48 @@ TEST(Wire, RejectsEveryInconsistentField) {
   EXPECT_NE(why.find("33 credits"), std::string::npos);
 }
 
+TEST(Wire, ParsesAdvertsAndRetracts) {
+  Message m;
+  std::string why;
+  AdvertBody ad{0x7000, 65536, 77, 2, 5, 0};
+  auto a = message(MsgType::Advert, &ad, sizeof ad, 0, 0);
+  ASSERT_TRUE(parse_message(a.data(), a.size(), kLimits, &m, &why)) << why;
+  EXPECT_EQ(m.header.tag, 0x1234u);
+  EXPECT_EQ(m.header.msn, 7u);
+  EXPECT_EQ(m.advert.capacity, 65536u);
+  EXPECT_EQ(m.advert.rkey, 77u);
+  EXPECT_EQ(m.advert.ahead, 2u);
+  EXPECT_EQ(m.advert.serial, 5u);
+  for (MsgType t : {MsgType::Retract, MsgType::RetractAck}) {
+    RetractBody r{5, 1000};
+    auto rb = message(t, &r, sizeof r, 0, 0);
+    ASSERT_TRUE(parse_message(rb.data(), rb.size(), kLimits, &m, &why)) << why;
+    EXPECT_EQ(m.retract.serial, 5u);
+    EXPECT_EQ(m.retract.watermark, 1000u);
+  }
+}
+
+TEST(Wire, RejectsMalformedAdvertsAndRetracts) {
+  Message m;
+  std::string why;
+  auto short_advert = message(MsgType::Advert, "xy", 2, 0, 0);
+  EXPECT_FALSE(parse_message(short_advert.data(), short_advert.size(), kLimits, &m, &why));
+  EXPECT_NE(why.find("advert of 2 body bytes"), std::string::npos);
+  AdvertBody wrap{~uint64_t{0} - 10, 100, 1, 0, 1, 0};
+  auto w = message(MsgType::Advert, &wrap, sizeof wrap, 0, 0);
+  EXPECT_FALSE(parse_message(w.data(), w.size(), kLimits, &m, &why));
+  EXPECT_NE(why.find("impossible range"), std::string::npos);
+  AdvertBody huge{0x1000, uint64_t{1} << 50, 1, 0, 1, 0};
+  auto h = message(MsgType::Advert, &huge, sizeof huge, 0, 0);
+  EXPECT_FALSE(parse_message(h.data(), h.size(), kLimits, &m, &why));
+  auto long_retract = message(MsgType::Retract, "0123456789", 10, 0, 0);
+  EXPECT_FALSE(parse_message(long_retract.data(), long_retract.size(), kLimits, &m, &why));
+  EXPECT_NE(why.find("retract message of 10 body bytes"), std::string::npos);
+  // A direct message has no header: a header that says it is one is malformed.
+  auto direct = message(MsgType::Direct, nullptr, 0);
+  EXPECT_FALSE(parse_message(direct.data(), direct.size(), kLimits, &m, &why));
+  EXPECT_NE(why.find("unknown message type 8"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace braid::verbs

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "completion.hpp"
+#include "direct.hpp"
 #include "rendezvous.hpp"
 #include "send.hpp"
 
@@ -18,7 +19,7 @@ bool detach_queued(Context *ctx, Request *req) {
   for (Conn &conn : ctx->conns) {
     for (Outgoing &o : conn.backlog) {
       if (o.req != req) continue;
-      if (o.type == MsgType::Eager) {
+      if (o.type == MsgType::Eager || o.type == MsgType::Direct) {
         o.detached.assign(req->buf, req->buf + req->bytes);
         o.detached_payload = true;
       }
@@ -56,8 +57,13 @@ int cancel_request(Context *ctx, Request *req) {
   int rc = BRAID_SUCCESS;
   switch (req->state) {
     case ReqState::Posted: {
-      auto &posted = ctx->peers[static_cast<size_t>(req->peer)].posted;
-      posted.erase(std::remove(posted.begin(), posted.end(), req), posted.end());
+      PeerState &ps = ctx->peers[static_cast<size_t>(req->peer)];
+      ps.posted.erase(std::remove(ps.posted.begin(), ps.posted.end(), req), ps.posted.end());
+      // Any receive of a peer we advertised to: its adverts count the receives before them.
+      for (AdvertOut &a : ps.adverts_out)
+        if (a.req == req) a.req = nullptr;
+      req->advertised = false;
+      rc = retract_adverts(ctx, req->peer);
       break;
     }
     case ReqState::Queued:

@@ -1,5 +1,6 @@
 #include "completion.hpp"
 
+#include <endian.h>
 #include <poll.h>
 
 #include <cerrno>
@@ -97,6 +98,9 @@ int on_completion(Context *ctx, const ibv_wc &wc) {
         }
         conn_index = it->second;
       }
+      if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+        return on_direct_receive(ctx, ctx->conns[conn_index], id.slot, wc.byte_len,
+                                 be32toh(wc.imm_data));
       return on_receive(ctx, ctx->conns[conn_index], id.slot, wc.byte_len);
     }
     case WrKind::SendBounce:

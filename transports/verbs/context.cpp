@@ -12,6 +12,7 @@
 
 #include "connect.hpp"
 #include "device.hpp"
+#include "direct.hpp"
 #include "mem_monitor.hpp"
 #include "queues.hpp"
 #include "rendezvous.hpp"
@@ -52,6 +53,7 @@ void fail_peer(Context *ctx, int peer, int code, const std::string &text) {
     conn.backlog.clear();
   }
   ps.posted.clear();
+  forget_adverts(ctx, peer);
   for (size_t i = 0; i < ctx->requests.size(); ++i) {
     Request *req = ctx->requests.at(static_cast<uint32_t>(i));
     if (req->peer == peer) fail_request(ctx, req, code, text);

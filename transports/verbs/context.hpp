@@ -43,6 +43,11 @@ struct Counters {
   uint64_t recv_buffer_bytes = 0;  // registered receive memory
   uint64_t send_buffer_bytes = 0;  // registered bounce memory
   uint64_t transient_regs = 0;     // registrations made for one rendezvous
+  // Eager messages straight into posted receives (direct.hpp).
+  uint64_t adverts = 0;         // posted receives advertised to their sender
+  uint64_t adverts_unused = 0;  // ... and matched by an ordinary message after all
+  uint64_t direct_msgs = 0, direct_bytes = 0;  // sent as RDMA WRITEs into an advertised receive
+  uint64_t retracts = 0;                       // adverts taken back for a cancel
 };
 
 // A registered block of buffers.
@@ -76,6 +81,13 @@ struct ClassState {
   uint8_t *send_slot(uint32_t slot) { return send.base + size_t{slot} * slot_bytes; }
 };
 
+// Where a direct message goes: the advertised receive's buffer (direct.hpp).
+struct DirectTarget {
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint32_t serial = 0;
+};
+
 // A message waiting to be posted on a connection.
 struct Outgoing {
   MsgType type = MsgType::Eager;
@@ -87,6 +99,9 @@ struct Outgoing {
   bool stalled = false;  // counted once in the stall counters
   RtsBody rts{};
   FinBody fin{};
+  RetractBody retract{};  // Retract, RetractAck
+  AdvertBody advert{};    // Advert
+  DirectTarget direct{};  // Direct
 };
 
 struct Conn {
@@ -117,7 +132,25 @@ struct Stashed {
   uint64_t tag = 0;
   std::vector<uint8_t> payload;
   RtsBody rts{};
+  size_t direct_len = 0;  // Direct: bytes already in the advertised receive's buffer
+  uint8_t serial = 0;     // Direct: low bits of the advert's serial
 };
+
+// Receive side: an advert we sent for one of our posted receives, not ended yet (direct.hpp).
+struct AdvertOut {
+  Request *req = nullptr;  // null once the receive was cancelled
+  uint32_t serial = 0;
+};
+
+// Send side: a peer's advert not used yet.
+struct AdvertIn {
+  uint64_t tag = 0;
+  uint64_t capacity = 0;
+  DirectTarget target;
+  uint32_t skip = 0;  // messages with this tag still to go before the one that matches it
+};
+
+constexpr size_t kSentTags = 256;  // tags of our last messages to a peer, by msn
 
 struct PeerState {
   uint32_t next_send_msn = 0;
@@ -127,6 +160,17 @@ struct PeerState {
   std::deque<Stashed> unexpected;       // messages without a receive, in msn order
   int failed = 0;                       // braid_result_t once the peer is gone
   std::string failure;
+  // Eager messages straight into posted receives (direct.hpp). As the receiver:
+  std::deque<AdvertOut> adverts_out;  // in serial order
+  uint32_t next_serial = 1;
+  int advert_score = 4;  // up when an advert is used, down when not; below 1, adverts pause
+  uint32_t advert_probe = 0;
+  bool retracting = false;
+  bool retract_acked = false;
+  uint32_t retract_watermark = 0;
+  // As the sender:
+  std::deque<AdvertIn> adverts_in;
+  uint64_t sent_tags[kSentTags] = {};
 };
 
 constexpr int kReservedCreditBuffers = 2;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "direct.hpp"
 #include "rendezvous.hpp"
 #include "send.hpp"
 
@@ -43,6 +44,7 @@ int deliver(Context *ctx, int peer, MsgType type, uint64_t tag, const uint8_t *p
     if ((*it)->tag != tag) continue;
     Request *req = *it;
     ps.posted.erase(it);
+    if (req->advertised) end_advert(ctx, req, false);
     return complete_match(ctx, req, type, payload, len, rts);
   }
   Stashed s;
@@ -63,6 +65,40 @@ int protocol_error(Context *ctx, Conn &conn, const std::string &why) {
   return BRAID_SUCCESS;
 }
 
+// Delivers what waited in the reorder buffer for the messages before it.
+int drain_reorder(Context *ctx, Conn &conn) {
+  PeerState &ps = ctx->peers[static_cast<size_t>(conn.peer)];
+  int rc = BRAID_SUCCESS;
+  while (rc == BRAID_SUCCESS && ps.failed == 0 && !ps.reorder.empty() &&
+         ps.reorder.begin()->first == ps.next_recv_msn) {
+    Stashed s = std::move(ps.reorder.begin()->second);
+    ps.reorder.erase(ps.reorder.begin());
+    if (s.type == MsgType::Direct) {
+      std::string why;
+      if (!deliver_direct(ctx, conn.peer, s.serial, s.direct_len, &why))
+        return protocol_error(ctx, conn, why);
+    } else {
+      rc = deliver(ctx, conn.peer, s.type, s.tag, s.payload.data(), s.payload.size(), s.rts);
+    }
+    ++ps.next_recv_msn;
+  }
+  return rc;
+}
+
+// The receive buffer of `slot` goes back to its queue; its credit is owed to the peer.
+void repost_later(Context *ctx, Conn &conn, uint32_t slot, bool credit_msg) {
+  ClassState &cls = ctx->classes[conn.klass];
+  if (cls.srq != nullptr) {
+    cls.srq_repost.push_back(slot);
+  } else {
+    conn.repost.push_back(slot);
+    if (credit_msg)
+      ++conn.owed_cm_ack;
+    else
+      ++conn.owed_return;
+  }
+}
+
 }  // namespace
 
 int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len) {
@@ -74,15 +110,7 @@ int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len) {
   WireLimits limits{conn.klass, static_cast<uint8_t>(ctx->classes.size()), cls.spec.count};
   bool ok = parse_message(data, byte_len, limits, &msg, &why);
   // The buffer goes back whatever it held: its contents are copied or matched below.
-  if (cls.srq != nullptr) {
-    cls.srq_repost.push_back(slot);
-  } else {
-    conn.repost.push_back(slot);
-    if (ok && msg.header.type == static_cast<uint8_t>(MsgType::Credit))
-      ++conn.owed_cm_ack;
-    else
-      ++conn.owed_return;
-  }
+  repost_later(ctx, conn, slot, ok && msg.header.type == static_cast<uint8_t>(MsgType::Credit));
   if (!ok) return protocol_error(ctx, conn, why);
   if (ps.failed != 0) return BRAID_SUCCESS;
   const Header &h = msg.header;
@@ -100,6 +128,12 @@ int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len) {
   auto type = static_cast<MsgType>(h.type);
   if (type == MsgType::Credit) return BRAID_SUCCESS;
   if (type == MsgType::Fin) return on_fin(ctx, conn.peer, msg.fin);
+  if (type == MsgType::Advert || type == MsgType::Retract || type == MsgType::RetractAck) {
+    bool handled = type == MsgType::Advert  ? on_advert(ctx, conn.peer, msg, &why)
+                   : type == MsgType::Retract ? on_retract(ctx, conn.peer, msg.retract, &why)
+                                              : on_retract_ack(ctx, conn.peer, msg.retract, &why);
+    return handled ? BRAID_SUCCESS : protocol_error(ctx, conn, why);
+  }
   // Eager or RTS: in msn order.
   uint32_t ahead = h.msn - ps.next_recv_msn;
   if (ahead >= kReorderWindow)
@@ -119,14 +153,37 @@ int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len) {
   }
   int rc = deliver(ctx, conn.peer, type, h.tag, msg.payload, msg.payload_len, msg.rts);
   ++ps.next_recv_msn;
-  while (rc == BRAID_SUCCESS && !ps.reorder.empty() &&
-         ps.reorder.begin()->first == ps.next_recv_msn) {
-    Stashed s = std::move(ps.reorder.begin()->second);
-    ps.reorder.erase(ps.reorder.begin());
-    rc = deliver(ctx, conn.peer, s.type, s.tag, s.payload.data(), s.payload.size(), s.rts);
-    ++ps.next_recv_msn;
+  return rc == BRAID_SUCCESS ? drain_reorder(ctx, conn) : rc;
+}
+
+int on_direct_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len, uint32_t imm) {
+  PeerState &ps = ctx->peers[static_cast<size_t>(conn.peer)];
+  repost_later(ctx, conn, slot, false);  // it consumed a receive WR, not its buffer
+  if (ps.failed != 0) return BRAID_SUCCESS;
+  // The immediate carries the msn's low 24 bits: anything within the reorder window of the
+  // next expected one names exactly one msn.
+  const uint32_t ahead = ((imm >> 8) - ps.next_recv_msn) & 0xffffffu;
+  if (ahead >= kReorderWindow)
+    return protocol_error(ctx, conn,
+                          "direct message with sequence number bits " +
+                              std::to_string(imm >> 8) + " while expecting " +
+                              std::to_string(ps.next_recv_msn));
+  const auto serial = static_cast<uint8_t>(imm & 0xffu);
+  if (ahead > 0) {
+    Stashed s;
+    s.type = MsgType::Direct;
+    s.direct_len = byte_len;
+    s.serial = serial;
+    if (!ps.reorder.emplace(ps.next_recv_msn + ahead, std::move(s)).second)
+      return protocol_error(ctx, conn, "a direct message's sequence number twice");
+    ++ctx->counters.reordered_msgs;
+    return BRAID_SUCCESS;
   }
-  return rc;
+  std::string why;
+  if (!deliver_direct(ctx, conn.peer, serial, byte_len, &why))
+    return protocol_error(ctx, conn, why);
+  ++ps.next_recv_msn;
+  return drain_reorder(ctx, conn);
 }
 
 int post_receive(Context *ctx, Request *req) {
@@ -139,7 +196,7 @@ int post_receive(Context *ctx, Request *req) {
   }
   req->state = ReqState::Posted;
   ps.posted.push_back(req);
-  return BRAID_SUCCESS;
+  return maybe_advertise(ctx, req);
 }
 
 int deliver_local(Context *ctx, Request *send) {

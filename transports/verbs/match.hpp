@@ -11,6 +11,10 @@ namespace braid::verbs {
 // queued for reposting. Malformed bytes fail the peer, naming it and what was wrong.
 int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len);
 
+// A receive completion of an RDMA WRITE with immediate data on connection `conn`: a direct
+// message (direct.hpp), delivered in msn order like the others.
+int on_direct_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len, uint32_t imm);
+
 // irecv: matches an unexpected message or queues the receive.
 int post_receive(Context *ctx, Request *req);
 

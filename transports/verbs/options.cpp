@@ -19,6 +19,18 @@ bool parse_size(const char *name, const std::string &text, uint64_t max, uint64_
   return true;
 }
 
+bool parse_switch(EnvLookup env, const char *name, bool *out, std::string *error) {
+  const char *text = env(name);
+  if (text == nullptr || *text == '\0') return true;
+  std::string v = text;
+  if (v != "on" && v != "off") {
+    *error = std::string(name) + "='" + v + "': expected on or off";
+    return false;
+  }
+  *out = v == "on";
+  return true;
+}
+
 }  // namespace
 
 const char *process_env(const char *name) {
@@ -62,15 +74,8 @@ bool parse_options(EnvLookup env, Options *out, std::string *error) {
     if (!parse_size("BRAID_VERBS_RNR_RETRY", rnr, 7, &v, error)) return false;
     out->rnr_retry = static_cast<int>(v);
   }
-  if (const char *rc = env("BRAID_VERBS_RCACHE"); rc != nullptr && *rc != '\0') {
-    std::string v = rc;
-    if (v != "on" && v != "off") {
-      *error = "BRAID_VERBS_RCACHE='" + v + "': expected on or off";
-      return false;
-    }
-    out->rcache = v == "on";
-  }
-  return true;
+  return parse_switch(env, "BRAID_VERBS_RCACHE", &out->rcache, error) &&
+         parse_switch(env, "BRAID_VERBS_DIRECT", &out->direct, error);
 }
 
 }  // namespace braid::verbs

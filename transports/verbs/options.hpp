@@ -1,5 +1,5 @@
 // The verbs plugin's environment: BRAID_VERBS_DEVICE, BRAID_VERBS_RECV_QUEUES,
-// BRAID_VERBS_EAGER_LIMIT, BRAID_VERBS_RNR_RETRY, BRAID_VERBS_RCACHE.
+// BRAID_VERBS_EAGER_LIMIT, BRAID_VERBS_RNR_RETRY, BRAID_VERBS_RCACHE, BRAID_VERBS_DIRECT.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,9 @@ struct Options {
   uint32_t send_slots = 64;  // registered bounce buffers per class
   uint32_t sq_depth = 256;   // send work requests per QP
   bool rcache = true;        // BRAID_VERBS_RCACHE=on|off: cache registrations of user buffers
+  // BRAID_VERBS_DIRECT=on|off: advertise posted receives so that eager messages land in them
+  // without a copy (direct.hpp); needs the registration cache or a caller's registration.
+  bool direct = true;
 };
 
 // getenv-style lookup, replaceable in tests.

@@ -4,8 +4,8 @@
 // can reuse the address. Without a monitor (no userfaultfd here) or with BRAID_VERBS_RCACHE=off
 // nothing is cached and every rendezvous registers its buffer for itself, as before.
 //
-// Entries cover whole pages, registered with LOCAL_WRITE | REMOTE_READ so one entry serves sends
-// and receives (and pinning for write gives the buffer pages of its own: a read-only pin could
+// Entries cover whole pages, registered with LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE so one
+// entry serves sends, receives and advertised receives (direct.hpp) (and pinning for write gives the buffer pages of its own: a read-only pin could
 // share the zero page, which a later write replaces). Only private anonymous memory is cached
 // (heap, stacks, anonymous mmap): shared memory can lose its pages to another process's truncate
 // or hole punch, which no event of ours reports; read-only memory cannot be registered writable.

@@ -48,6 +48,7 @@ struct Request {
   uint32_t reads_total = 0;
   int read_status = 0;          // first failed READ
   bool free_when_done = false;  // cancelled while the device still used its buffer
+  bool advertised = false;      // a posted receive its sender may write into (direct.hpp)
 
   uint64_t id() const { return (uint64_t{generation} << 32) | index; }
 };

@@ -1,7 +1,10 @@
 #include "send.hpp"
 
+#include <endian.h>
+
 #include <cstring>
 
+#include "direct.hpp"
 #include "wr_id.hpp"
 
 namespace braid::verbs {
@@ -19,6 +22,7 @@ constexpr int kSignalEvery = 16;
 size_t body_bytes(const Outgoing &o) {
   switch (o.type) {
     case MsgType::Eager:
+    case MsgType::Direct:
       return o.detached_payload ? o.detached.size() : o.req->bytes;
     case MsgType::Rts:
       return sizeof(RtsBody);
@@ -26,6 +30,11 @@ size_t body_bytes(const Outgoing &o) {
       return sizeof(FinBody);
     case MsgType::Credit:
       return 0;
+    case MsgType::Advert:
+      return sizeof(AdvertBody);
+    case MsgType::Retract:
+    case MsgType::RetractAck:
+      return sizeof(RetractBody);
   }
   return 0;
 }
@@ -33,6 +42,7 @@ size_t body_bytes(const Outgoing &o) {
 const void *body_data(const Outgoing &o, RtsBody *rts) {
   switch (o.type) {
     case MsgType::Eager:
+    case MsgType::Direct:
       return o.detached_payload ? o.detached.data() : o.req->buf;
     case MsgType::Rts:
       *rts = o.rts;
@@ -41,25 +51,76 @@ const void *body_data(const Outgoing &o, RtsBody *rts) {
       return &o.fin;
     case MsgType::Credit:
       return nullptr;
+    case MsgType::Advert:
+      return &o.advert;
+    case MsgType::Retract:
+    case MsgType::RetractAck:
+      return &o.retract;
   }
   return nullptr;
 }
 
+// Whether `conn` can post one more message now; counts the stall the first time it cannot.
+bool can_post(Context *ctx, Conn &conn, Outgoing &o, bool needs_bounce) {
+  const bool credit_msg = o.type == MsgType::Credit;
+  uint64_t *stall = nullptr;
+  if (conn.sq_free == 0 || (needs_bounce && ctx->classes[conn.klass].send_free.empty()))
+    stall = &ctx->counters.send_stalls;
+  else if (conn.per_peer && (credit_msg ? conn.cm_budget == 0 : conn.send_credits == 0))
+    stall = &ctx->counters.credit_stalls;
+  if (stall == nullptr) return true;
+  if (!o.stalled) ++*stall;
+  o.stalled = true;
+  return false;
+}
+
+// A direct message (direct.hpp): the payload is RDMA WRITTEN from a bounce buffer into the
+// advertised receive, with the msn and the advert's serial as immediate data. It consumes a
+// receive WR (and a credit) at the peer like a send, but carries no header, so the credits this
+// side owes the peer wait for the next message that has one.
+int post_direct(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
+  *posted = false;
+  if (!can_post(ctx, conn, o, true)) return BRAID_SUCCESS;
+  ClassState &cls = ctx->classes[conn.klass];
+  const size_t body = body_bytes(o);
+  RtsBody unused{};
+  const uint32_t slot = cls.send_free.back();
+  uint8_t *buf = cls.send_slot(slot);
+  std::memcpy(buf, body_data(o, &unused), body);
+  ibv_sge sge{reinterpret_cast<uint64_t>(buf), static_cast<uint32_t>(body), cls.send.mr->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = encode_wr_id(WrKind::SendBounce, conn.klass, conn.index, slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.imm_data = htobe32(direct_imm(o.msn, o.direct.serial));
+  wr.wr.rdma.remote_addr = o.direct.addr;
+  wr.wr.rdma.rkey = o.direct.rkey;
+  ibv_send_wr *bad = nullptr;
+  int rc = ibv_post_send(conn.qp, &wr, &bad);
+  if (rc != 0)
+    return ctx->error(BRAID_ERR_TRANSPORT,
+                      "verbs: rank %d: ibv_post_send of a %zu-byte RDMA WRITE to rank %d "
+                      "(class %u): %s",
+                      ctx->rank, body, conn.peer, conn.klass, std::strerror(rc));
+  cls.send_free.pop_back();
+  --conn.sq_free;
+  if (conn.per_peer) --conn.send_credits;
+  *posted = true;
+  ++ctx->counters.direct_msgs;
+  ctx->counters.direct_bytes += body;
+  if (o.req != nullptr) o.req->state = ReqState::Done;  // the payload is in the bounce buffer
+  return BRAID_SUCCESS;
+}
+
 // Posts `o` on `conn` if it has the resources; *posted says whether it did.
 int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
+  if (o.type == MsgType::Direct) return post_direct(ctx, conn, o, posted);
   *posted = false;
   ClassState &cls = ctx->classes[conn.klass];
   bool credit_msg = o.type == MsgType::Credit;
-  if (conn.sq_free == 0) {
-    if (!o.stalled) ++ctx->counters.send_stalls;
-    o.stalled = true;
-    return BRAID_SUCCESS;
-  }
-  if (conn.per_peer && (credit_msg ? conn.cm_budget == 0 : conn.send_credits == 0)) {
-    if (!o.stalled) ++ctx->counters.credit_stalls;
-    o.stalled = true;
-    return BRAID_SUCCESS;
-  }
+  if (!can_post(ctx, conn, o, false)) return BRAID_SUCCESS;
   Header h{};
   h.type = static_cast<uint8_t>(o.type);
   h.klass = conn.klass;
@@ -93,11 +154,7 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
     }
     wr.wr_id = encode_wr_id(WrKind::SendInline, conn.klass, conn.index, slot);
   } else {
-    if (cls.send_free.empty()) {
-      if (!o.stalled) ++ctx->counters.send_stalls;
-      o.stalled = true;
-      return BRAID_SUCCESS;
-    }
+    if (!can_post(ctx, conn, o, true)) return BRAID_SUCCESS;
     slot = cls.send_free.back();
     uint8_t *buf = cls.send_slot(slot);
     std::memcpy(buf, &h, sizeof h);
@@ -155,6 +212,13 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
       ++c.control_msgs;
       if (o.req != nullptr) o.req->state = ReqState::Done;  // the receive it acknowledges
       break;
+    case MsgType::Advert:
+    case MsgType::Retract:
+    case MsgType::RetractAck:
+      ++c.control_msgs;
+      break;
+    case MsgType::Direct:
+      break;  // post_direct
   }
   return BRAID_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include "completion.hpp"
 #include "context.hpp"
 #include "device.hpp"
+#include "direct.hpp"
 #include "match.hpp"
 #include "options.hpp"
 #include "rendezvous.hpp"
@@ -57,10 +58,11 @@ int get_properties(braid_transport_ctx_t c, braid_transport_props_t *props) {
 }
 
 // Registrations the caller keeps (braid_mem_alloc memory): local write for receives into it,
-// remote read for rendezvous sends from it.
+// remote read for rendezvous sends from it, remote write for direct messages into it.
 int reg_mr(braid_transport_ctx_t c, void *addr, size_t bytes, braid_transport_mr_t *mr) {
   Context *ctx = as_ctx(c);
-  ibv_mr *m = ibv_reg_mr(ctx->pd, addr, bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+  ibv_mr *m = ibv_reg_mr(ctx->pd, addr, bytes,
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
   if (m == nullptr)
     return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: ibv_reg_mr of %zu bytes at %p: %s",
                       ctx->rank, bytes, addr, std::strerror(errno));
@@ -111,6 +113,8 @@ int isend(braid_transport_ctx_t c, int peer, uint64_t tag, const void *buf, size
       o.rts = req->rts;
     }
     if (rc == BRAID_SUCCESS) {
+      // Only a message that is sent counts against the peer's adverts.
+      if (take_advert(ctx, peer, o.msn, tag, bytes, &o.direct)) o.type = MsgType::Direct;
       ++ctx->peers[static_cast<size_t>(peer)].next_send_msn;
       rc = send_now(ctx, peer, klass, std::move(o));
     }
@@ -197,6 +201,11 @@ int counters(braid_transport_ctx_t c, braid_transport_counter_t *out, size_t *n)
                                       {"recv_buffer_bytes", k.recv_buffer_bytes},
                                       {"send_buffer_bytes", k.send_buffer_bytes},
                                       {"transient_registrations", k.transient_regs},
+                                      {"direct_adverts", k.adverts},
+                                      {"direct_adverts_unused", k.adverts_unused},
+                                      {"direct_msgs", k.direct_msgs},
+                                      {"direct_bytes", k.direct_bytes},
+                                      {"direct_retracts", k.retracts},
                                       {"rcache_enabled", ctx->rcache != nullptr ? 1u : 0u},
                                       {"rcache_hits", rs.hits},
                                       {"rcache_misses", rs.misses},

@@ -57,6 +57,25 @@ bool parse_message(const void *data, size_t len, const WireLimits &limits, Messa
     case MsgType::Credit:
       if (body != 0) return bad(why, "credit message with " + std::to_string(body) + " body bytes");
       return true;
+    case MsgType::Advert:
+      if (body != sizeof(AdvertBody))
+        return bad(why, "advert of " + std::to_string(body) + " body bytes, expected " +
+                            std::to_string(sizeof(AdvertBody)));
+      std::memcpy(&out->advert, bytes + sizeof(Header), sizeof(AdvertBody));
+      if (out->advert.capacity > kMaxRendezvousLength ||
+          out->advert.addr + out->advert.capacity < out->advert.addr)
+        return bad(why, "advert with an impossible range (" +
+                            std::to_string(out->advert.capacity) + " bytes)");
+      return true;
+    case MsgType::Retract:
+    case MsgType::RetractAck:
+      if (body != sizeof(RetractBody))
+        return bad(why, "retract message of " + std::to_string(body) + " body bytes, expected " +
+                            std::to_string(sizeof(RetractBody)));
+      std::memcpy(&out->retract, bytes + sizeof(Header), sizeof(RetractBody));
+      return true;
+    case MsgType::Direct:
+      break;  // never a header: an RDMA WRITE with immediate carries none
   }
   return bad(why, "unknown message type " + std::to_string(h.type));
 }

@@ -17,6 +17,13 @@ enum class MsgType : uint8_t {
   Rts = 2,     // rendezvous request-to-send: the receiver RDMA READs from the sender
   Fin = 3,     // rendezvous done (or refused): the sender may release its buffer
   Credit = 4,  // explicit credit return, from the receive buffers reserved for it
+  // Eager messages straight into posted receives (direct.hpp):
+  Advert = 5,      // a posted receive the sender may RDMA WRITE its message into
+  Retract = 6,     // the receiver takes its adverts back (a receive is being cancelled)
+  RetractAck = 7,  // the sender dropped them; direct messages it sent all have msn < watermark
+  // Never in a header: an RDMA WRITE with immediate data into an advertised receive, which
+  // carries no header at all (direct.hpp). Only the send side's queue knows this type.
+  Direct = 8,
 };
 
 // Messages that take part in tag matching carry a per-peer sequence number (msn): a peer's
@@ -51,7 +58,29 @@ struct FinBody {
 };
 static_assert(sizeof(FinBody) == 24);
 
+// An advertised receive (Advert; the header's tag is the receive's tag, its msn the receiver's
+// next expected msn from this sender when it posted the receive).
+struct AdvertBody {
+  uint64_t addr;      // the receive buffer
+  uint64_t capacity;  // its bytes
+  uint32_t rkey;
+  uint32_t ahead;   // receives of the same tag from this sender posted before it, unmatched
+  uint32_t serial;  // the receiver's advert number for this sender (its low 8 bits travel in
+                    // the immediate data of the direct message)
+  uint32_t reserved;
+};
+static_assert(sizeof(AdvertBody) == 32);
+
+// Retract: every advert up to `serial` is taken back. RetractAck: `serial` echoed, and every
+// direct message the sender had decided on has an msn below `watermark`.
+struct RetractBody {
+  uint32_t serial;
+  uint32_t watermark;
+};
+static_assert(sizeof(RetractBody) == 8);
+
 constexpr size_t kMaxControlBytes = sizeof(Header) + sizeof(RtsBody);
+static_assert(sizeof(AdvertBody) <= sizeof(RtsBody));
 // Rendezvous lengths beyond this are refused as malformed (no real message is 1 TiB).
 constexpr uint64_t kMaxRendezvousLength = uint64_t{1} << 40;
 
@@ -61,6 +90,8 @@ struct Message {
   size_t payload_len = 0;
   RtsBody rts{};
   FinBody fin{};
+  AdvertBody advert{};
+  RetractBody retract{};
 };
 
 // Limits the receiving QP imposes on what a valid message may say.
