@@ -28,8 +28,11 @@ need_plugin() {
 # path would carry their collectives instead of the transport under test.
 UCX_RXE=(BRAID_TRANSPORT=ucx UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 BRAID_INTRANODE=off)
 # The registration cache must be on, hit and invalidated in the transport suite's `pages` case
-# (BRAID_TEST_EXPECT_RCACHE); the mixed case runs without it, the per-rendezvous registrations.
-VERBS=(BRAID_TRANSPORT=verbs BRAID_VERBS_DEVICE=rxe0:1 BRAID_INTRANODE=off BRAID_TEST_EXPECT_RCACHE=1)
+# (BRAID_TEST_EXPECT_RCACHE), and eager messages must go straight into advertised receives in
+# its `direct` case (BRAID_TEST_EXPECT_DIRECT); the mixed case runs without the cache, so with
+# per-rendezvous registrations and no adverts.
+VERBS=(BRAID_TRANSPORT=verbs BRAID_VERBS_DEVICE=rxe0:1 BRAID_INTRANODE=off BRAID_TEST_EXPECT_RCACHE=1
+       BRAID_TEST_EXPECT_DIRECT=1)
 PER_PEER=(BRAID_VERBS_RECV_QUEUES=P,4096,32:P,65536,16 BRAID_VERBS_RNR_RETRY=0)
 # The transport tests on 3 ranks cover every 2-rank case too (each pair of ranks), and their
 # burst comes from more than one peer; 2 ranks where that is enough, to keep the time down.
@@ -46,7 +49,7 @@ case ${1:?case} in
                          BRAID_TEST_EXPECT_SRQ_LIMIT=1) ;;
   verbs.mixed)     need_plugin verbs
                    envs=("${VERBS[@]}" BRAID_VERBS_RECV_QUEUES=P,4096,32:S,65536,64
-                         BRAID_VERBS_RCACHE=off BRAID_TEST_EXPECT_RCACHE=0)
+                         BRAID_VERBS_RCACHE=off BRAID_TEST_EXPECT_RCACHE=0 BRAID_TEST_EXPECT_DIRECT=0)
                    SUITES[0]=transport:2 ;;
   pair.ucx)        pair=1; envs=("${UCX_RXE[@]}") ;;
   pair.verbs)      pair=1; need_plugin verbs; envs=("${VERBS[@]}" "${PER_PEER[@]}") ;;

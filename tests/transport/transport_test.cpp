@@ -551,8 +551,10 @@ void case_direct(bt::Job &job) {
   }
   const uint64_t direct = counter(job, "direct_msgs") - direct0;
 
-  // A receive cancelled after its advert went out: every rank cancels (and so answers its
-  // peers' retracts while it waits for its own), then the message goes to a new receive.
+  // A receive cancelled after its advert went out. Taking an advert back needs the sender's
+  // answer, so every rank keeps progressing after its own cancels until every peer has said
+  // (by a message) that its cancels are done; only then does anyone send the message, which
+  // must reach a new receive with the cancelled buffer untouched.
   const size_t bytes = std::min<size_t>(8192, limit);
   std::vector<std::vector<unsigned char>> dropped(n), got(n), sent(n);
   {
@@ -565,6 +567,15 @@ void case_direct(bt::Job &job) {
     cancelled.progress_for(std::chrono::milliseconds(200));
     job.barrier();
   }  // cancelled here
+  {
+    bt::Batch done(job, "after the cancels");
+    std::vector<unsigned char> token(n, 1), tokens(n, 0);
+    for (int peer : job.peers()) {
+      done.send(peer, 8103, &token[static_cast<size_t>(peer)], 1);
+      done.recv(peer, 8103, &tokens[static_cast<size_t>(peer)], 1, 1);
+    }
+    done.wait_all();
+  }
   {
     bt::Batch batch(job, "after a cancel");
     for (int peer : job.peers()) {
