@@ -28,11 +28,12 @@ need_plugin() {
 # path would carry their collectives instead of the transport under test.
 UCX_RXE=(BRAID_TRANSPORT=ucx UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 BRAID_INTRANODE=off)
 # The registration cache must be on, hit and invalidated in the transport suite's `pages` case
-# (BRAID_TEST_EXPECT_RCACHE), and eager messages must go straight into advertised receives in
-# its `direct` case (BRAID_TEST_EXPECT_DIRECT); the mixed case runs without the cache, so with
-# per-rendezvous registrations and no adverts.
+# (BRAID_TEST_EXPECT_RCACHE), and with BRAID_VERBS_DIRECT=on (off by default) eager messages
+# must go straight into advertised receives in its `direct` case (BRAID_TEST_EXPECT_DIRECT),
+# every other case and suite running with adverts on too; the mixed case runs without the cache,
+# so with per-rendezvous registrations and no adverts.
 VERBS=(BRAID_TRANSPORT=verbs BRAID_VERBS_DEVICE=rxe0:1 BRAID_INTRANODE=off BRAID_TEST_EXPECT_RCACHE=1
-       BRAID_TEST_EXPECT_DIRECT=1)
+       BRAID_VERBS_DIRECT=on BRAID_TEST_EXPECT_DIRECT=1)
 PER_PEER=(BRAID_VERBS_RECV_QUEUES=P,4096,32:P,65536,16 BRAID_VERBS_RNR_RETRY=0)
 # The transport tests on 3 ranks cover every 2-rank case too (each pair of ranks), and their
 # burst comes from more than one peer; 2 ranks where that is enough, to keep the time down.

@@ -26,7 +26,7 @@ TEST(VerbsOptions, DefaultsWithoutEnvironment) {
   EXPECT_EQ(o.rnr_retry, 7);
   EXPECT_EQ(o.eager_limit, 0u);
   EXPECT_TRUE(o.rcache);
-  EXPECT_TRUE(o.direct);
+  EXPECT_FALSE(o.direct);
 }
 
 TEST(VerbsOptions, ReadsEveryVariable) {
@@ -35,7 +35,7 @@ TEST(VerbsOptions, ReadsEveryVariable) {
            {"BRAID_VERBS_EAGER_LIMIT", "1024"},
            {"BRAID_VERBS_RNR_RETRY", "0"},
            {"BRAID_VERBS_RCACHE", "off"},
-           {"BRAID_VERBS_DIRECT", "off"}};
+           {"BRAID_VERBS_DIRECT", "on"}};
   Options o;
   std::string error;
   ASSERT_TRUE(parse_options(lookup, &o, &error)) << error;
@@ -45,7 +45,7 @@ TEST(VerbsOptions, ReadsEveryVariable) {
   EXPECT_EQ(o.eager_limit, 1024u);
   EXPECT_EQ(o.rnr_retry, 0);
   EXPECT_FALSE(o.rcache);
-  EXPECT_FALSE(o.direct);
+  EXPECT_TRUE(o.direct);
   g_env = {{"BRAID_VERBS_DEVICE", "mlx5_0"}};
   ASSERT_TRUE(parse_options(lookup, &o, &error)) << error;
   EXPECT_EQ(o.device, "mlx5_0");

@@ -22,8 +22,11 @@ struct Options {
   uint32_t sq_depth = 256;   // send work requests per QP
   bool rcache = true;        // BRAID_VERBS_RCACHE=on|off: cache registrations of user buffers
   // BRAID_VERBS_DIRECT=on|off: advertise posted receives so that eager messages land in them
-  // without a copy (direct.hpp); needs the registration cache or a caller's registration.
-  bool direct = true;
+  // without a copy (direct.hpp); needs the registration cache or a caller's registration. Off by
+  // default: measured, the adverts of the usual patterns (ping-pong, windows posted after the
+  // previous one's acknowledgement, collectives posting each step's receive with its send)
+  // arrive after their message left, and cancelling an advertised receive waits for the peer.
+  bool direct = false;
 };
 
 // getenv-style lookup, replaceable in tests.
