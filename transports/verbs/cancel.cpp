@@ -58,12 +58,17 @@ int cancel_request(Context *ctx, Request *req) {
   switch (req->state) {
     case ReqState::Posted: {
       PeerState &ps = ctx->peers[static_cast<size_t>(req->peer)];
+      // Adverts count the receives posted before them: if one counts this receive (or is its
+      // own), the sender's numbering must be taken back first. Until then the receive stays
+      // posted as a placeholder, so that messages the sender numbered before it saw the
+      // retract match the receives it counted; one that matches the placeholder is dropped,
+      // as a message that races a cancel is.
+      if (advert_counts(ps, req)) {
+        req->cancelling = true;
+        rc = retract_adverts(ctx, req->peer);
+      }
       ps.posted.erase(std::remove(ps.posted.begin(), ps.posted.end(), req), ps.posted.end());
-      // Any receive of a peer we advertised to: its adverts count the receives before them.
-      for (AdvertOut &a : ps.adverts_out)
-        if (a.req == req) a.req = nullptr;
       req->advertised = false;
-      rc = retract_adverts(ctx, req->peer);
       break;
     }
     case ReqState::Queued:

@@ -101,7 +101,7 @@ void open_rcache(Context *ctx) {
   // Cached pins count against the locked-memory limit: keep half of it for everything else.
   if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
     limits.max_bytes = std::min<size_t>(limits.max_bytes, lim.rlim_cur / 2);
-  ctx->rcache = new RegCache(ctx->pd, monitor, limits);
+  ctx->rcache = new RegCache(ctx->pd, monitor, limits, ctx->opt.direct);
 }
 
 // Receive and bounce buffers go on the NUMA node nearest the HCA (the core's hwloc topology

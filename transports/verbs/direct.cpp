@@ -210,10 +210,29 @@ bool deliver_direct(Context *ctx, int peer, uint8_t serial, size_t len, std::str
     return false;
   }
   ps.posted.erase(first);
+  if (req->cancelling) {  // a cancel's placeholder: the bytes went to a buffer nobody reads
+    end_advert(ctx, req, true);
+    return true;
+  }
   req->received = len;
   req->state = ReqState::Done;
   end_advert(ctx, req, true);
   return true;
+}
+
+bool advert_counts(const PeerState &ps, const Request *req) {
+  return std::any_of(ps.adverts_out.begin(), ps.adverts_out.end(), [&](const AdvertOut &a) {
+    return a.req != nullptr && (a.req == req || a.req->tag == req->tag);
+  });
+}
+
+void drop_for_cancel(Context *ctx, Request *req, MsgType type, const RtsBody &rts) {
+  if (type != MsgType::Rts) return;
+  Outgoing fin;
+  fin.type = MsgType::Fin;
+  fin.fin.send_id = rts.send_id;
+  fin.fin.status = BRAID_ERR_TRANSPORT;
+  enqueue(ctx, req->peer, small_class(ctx, sizeof(FinBody)), std::move(fin));
 }
 
 int retract_adverts(Context *ctx, int peer) {
@@ -246,6 +265,12 @@ int retract_adverts(Context *ctx, int peer) {
         break;
       }
       wait_for_events(ctx, 1);
+    }
+    if (rc != BRAID_SUCCESS && ps.failed == 0) {
+      const std::string text = ctx->err != nullptr && ctx->err[0] != '\0'
+                                   ? std::string(ctx->err)
+                                   : "verbs: " + rank_text(ctx, peer) + ": taking adverts back failed";
+      fail_peer(ctx, peer, rc, text);
     }
   }
   // What is left was never used: the sender dropped it, or cannot write any more.

@@ -56,9 +56,18 @@ bool on_retract_ack(Context *ctx, int peer, const RetractBody &body, std::string
 // that was cancelled). False with *why when no advert of ours explains it.
 bool deliver_direct(Context *ctx, int peer, uint8_t serial, size_t len, std::string *why);
 
+// Whether an outstanding advert depends on posted receive `req`: it is `req`'s own, or one for a
+// later receive with its tag (which counts `req` among those ahead of it).
+bool advert_counts(const PeerState &ps, const Request *req);
+
 // Before a posted receive of `peer` is cancelled: takes every advert to `peer` back and waits
-// (bounded by the timeout) until no direct message can still arrive for them.
+// (bounded by the timeout) until no direct message can still arrive for them. If the peer does
+// not answer in time, it is failed: its queue pairs go to the error state, so nothing it sends
+// can land in a buffer the application gets back.
 int retract_adverts(Context *ctx, int peer);
+
+// A message matched a receive kept as a cancel's placeholder: dropped (an RTS is refused).
+void drop_for_cancel(Context *ctx, Request *req, MsgType type, const RtsBody &rts);
 
 // The peer failed or the context goes away: forget adverts both ways.
 void forget_adverts(Context *ctx, int peer);

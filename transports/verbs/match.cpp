@@ -45,6 +45,10 @@ int deliver(Context *ctx, int peer, MsgType type, uint64_t tag, const uint8_t *p
     Request *req = *it;
     ps.posted.erase(it);
     if (req->advertised) end_advert(ctx, req, false);
+    if (req->cancelling) {
+      drop_for_cancel(ctx, req, type, rts);
+      return BRAID_SUCCESS;
+    }
     return complete_match(ctx, req, type, payload, len, rts);
   }
   Stashed s;

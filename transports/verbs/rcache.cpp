@@ -12,7 +12,7 @@
 namespace braid::verbs {
 namespace {
 
-constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
 
 uintptr_t page_size() {
   static const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -25,8 +25,12 @@ bool locked_memory_short(int err) {
 
 }  // namespace
 
-RegCache::RegCache(ibv_pd *pd, MemMonitor *monitor, Limits limits)
-    : pd_(pd), monitor_(monitor), limits_(limits), live_capacity_(2 * limits.max_entries) {
+RegCache::RegCache(ibv_pd *pd, MemMonitor *monitor, Limits limits, bool remote_write)
+    : pd_(pd),
+      monitor_(monitor),
+      limits_(limits),
+      access_(kAccess | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0)),
+      live_capacity_(2 * limits.max_entries) {
   live_.reserve(live_capacity_);
   std::lock_guard<std::mutex> guard(monitor_->mutex());
   monitor_->subscribe(this, &RegCache::on_invalidate, &RegCache::covers);
@@ -147,14 +151,14 @@ CachedReg *RegCache::acquire(void *addr, size_t bytes) {
   }
   // Registered outside the lock: ibv_reg_mr faults pages in, and a fault on a watched page waits
   // for the monitor thread, which takes the lock to read it.
-  ibv_mr *mr = ibv_reg_mr(pd_, reinterpret_cast<void *>(start), end - start, kAccess);
+  ibv_mr *mr = ibv_reg_mr(pd_, reinterpret_cast<void *>(start), end - start, access_);
   if (mr == nullptr && locked_memory_short(errno)) {
     {
       std::lock_guard<std::mutex> guard(monitor_->mutex());
       evict_idle(SIZE_MAX, 0);
     }
     reap();
-    mr = ibv_reg_mr(pd_, reinterpret_cast<void *>(start), end - start, kAccess);
+    mr = ibv_reg_mr(pd_, reinterpret_cast<void *>(start), end - start, access_);
   }
   auto *e = mr != nullptr ? new CachedReg : nullptr;  // allocated outside the lock
   bool cached = false;

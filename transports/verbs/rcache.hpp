@@ -4,8 +4,8 @@
 // can reuse the address. Without a monitor (no userfaultfd here) or with BRAID_VERBS_RCACHE=off
 // nothing is cached and every rendezvous registers its buffer for itself, as before.
 //
-// Entries cover whole pages, registered with LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE so one
-// entry serves sends, receives and advertised receives (direct.hpp) (and pinning for write gives the buffer pages of its own: a read-only pin could
+// Entries cover whole pages, registered with LOCAL_WRITE | REMOTE_READ (and REMOTE_WRITE when
+// receives are advertised, direct.hpp) so one entry serves sends and receives (and pinning for write gives the buffer pages of its own: a read-only pin could
 // share the zero page, which a later write replaces). Only private anonymous memory is cached
 // (heap, stacks, anonymous mmap): shared memory can lose its pages to another process's truncate
 // or hole punch, which no event of ours reports; read-only memory cannot be registered writable.
@@ -52,8 +52,9 @@ class RegCache {
     size_t max_bytes = size_t{1} << 30;
   };
 
-  // `monitor` from MemMonitor::acquire; the cache takes over that reference.
-  RegCache(ibv_pd *pd, MemMonitor *monitor, Limits limits);
+  // `monitor` from MemMonitor::acquire; the cache takes over that reference. `remote_write`:
+  // entries also take RDMA WRITEs (advertised receives, direct.hpp).
+  RegCache(ibv_pd *pd, MemMonitor *monitor, Limits limits, bool remote_write);
   ~RegCache();  // every entry must be released; deregisters them and releases the monitor
 
   // An entry covering [addr, addr + bytes), or nullptr when this memory is not cached: it cannot
@@ -84,6 +85,7 @@ class RegCache {
   ibv_pd *pd_;
   MemMonitor *monitor_;
   Limits limits_;
+  int access_;
   std::vector<CachedReg *> live_;  // few hundred at most: a linear scan beats a tree here
   size_t live_capacity_;           // reserved up front: push_back never allocates under the lock
   CachedReg *dead_ = nullptr;      // dropped and idle: to deregister outside the lock

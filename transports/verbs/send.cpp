@@ -274,7 +274,9 @@ int flush_sends(Context *ctx) {
     if (!conn.per_peer || conn.pending_return == 0) continue;
     int threshold = initial_credits(ctx->classes[conn.klass].spec) / 2;
     if (conn.pending_return < (threshold > 0 ? threshold : 1)) continue;
-    bool carrier_coming = !conn.backlog.empty() && conn.send_credits > 0;
+    // A direct message carries no header, so no credits.
+    bool carrier_coming = !conn.backlog.empty() && conn.send_credits > 0 &&
+                          conn.backlog.front().type != MsgType::Direct;
     if (carrier_coming || conn.cm_budget == 0) continue;
     Outgoing credit;
     credit.type = MsgType::Credit;

@@ -58,11 +58,13 @@ int get_properties(braid_transport_ctx_t c, braid_transport_props_t *props) {
 }
 
 // Registrations the caller keeps (braid_mem_alloc memory): local write for receives into it,
-// remote read for rendezvous sends from it, remote write for direct messages into it.
+// remote read for rendezvous sends from it, remote write for direct messages into it (only
+// with BRAID_VERBS_DIRECT=on: otherwise no peer has any business writing there).
 int reg_mr(braid_transport_ctx_t c, void *addr, size_t bytes, braid_transport_mr_t *mr) {
   Context *ctx = as_ctx(c);
-  ibv_mr *m = ibv_reg_mr(ctx->pd, addr, bytes,
-                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+                     (ctx->opt.direct ? IBV_ACCESS_REMOTE_WRITE : 0);
+  ibv_mr *m = ibv_reg_mr(ctx->pd, addr, bytes, access);
   if (m == nullptr)
     return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: ibv_reg_mr of %zu bytes at %p: %s",
                       ctx->rank, bytes, addr, std::strerror(errno));
