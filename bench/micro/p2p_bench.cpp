@@ -380,8 +380,7 @@ class Endpoint {
 // into advertised receives (verbs, BRAID_VERBS_DIRECT), the share of rank 0's that went so is
 // reported as `direct`.
 template <typename Step>
-void run(benchmark::State &state, Endpoint *ep, Kind kind, size_t window, Step step,
-         double sends) {
+void run(benchmark::State &state, Endpoint *ep, Kind kind, size_t window, Step step, double sends) {
   const size_t bytes = static_cast<size_t>(state.range(0));
   const int64_t direct0 = ep->counter("direct_msgs");
   if (ep->broken()) return state.SkipWithError(("skipped: " + ep->error()).c_str());
@@ -406,7 +405,8 @@ void run(benchmark::State &state, Endpoint *ep, Kind kind, size_t window, Step s
 }
 
 void bm_pingpong(benchmark::State &state, Endpoint *ep) {
-  run(state, ep, Kind::pingpong, 0, [ep](size_t bytes) { return ep->round_trip(bytes); }, 1);
+  run(
+      state, ep, Kind::pingpong, 0, [ep](size_t bytes) { return ep->round_trip(bytes); }, 1);
   // Seconds per one-way message: the inverse of the rate of 2 messages per iteration.
   state.counters["one_way"] =
       benchmark::Counter(2.0 * static_cast<double>(state.iterations()),

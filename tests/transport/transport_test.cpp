@@ -607,7 +607,8 @@ void case_direct(bt::Job &job) {
     // for broken.
     std::vector<std::vector<unsigned char>> a_buf(n), b_buf(n), m1(n), m2(n);
     bt::Batch keep(job, "the receive after one cancelled with messages in flight");
-    auto cancelled = std::make_unique<bt::Batch>(job, "a receive cancelled with messages in flight");
+    auto cancelled =
+        std::make_unique<bt::Batch>(job, "a receive cancelled with messages in flight");
     for (int peer : job.peers()) {
       a_buf[peer].assign(512, bt::kSentinel);
       b_buf[peer].assign(4096, bt::kSentinel);
@@ -647,8 +648,9 @@ void case_direct(bt::Job &job) {
   std::printf("  (%llu direct messages sent, %llu retracts in this case)\n",
               static_cast<unsigned long long>(direct), static_cast<unsigned long long>(retracts));
   if (expect_direct && (direct == 0 || retracts == 0))
-    throw bt::CaseFailure("the verbs plugin was expected to write messages into advertised "
-                          "receives and to take adverts back, and did not");
+    throw bt::CaseFailure(
+        "the verbs plugin was expected to write messages into advertised "
+        "receives and to take adverts back, and did not");
 }
 
 const Case kCases[] = {{"sizes", case_sizes},         {"in_flight", case_in_flight},

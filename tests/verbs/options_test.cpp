@@ -30,12 +30,9 @@ TEST(VerbsOptions, DefaultsWithoutEnvironment) {
 }
 
 TEST(VerbsOptions, ReadsEveryVariable) {
-  g_env = {{"BRAID_VERBS_DEVICE", "rxe0:1"},
-           {"BRAID_VERBS_RECV_QUEUES", "S,256,512"},
-           {"BRAID_VERBS_EAGER_LIMIT", "1024"},
-           {"BRAID_VERBS_RNR_RETRY", "0"},
-           {"BRAID_VERBS_RCACHE", "off"},
-           {"BRAID_VERBS_DIRECT", "on"}};
+  g_env = {{"BRAID_VERBS_DEVICE", "rxe0:1"},    {"BRAID_VERBS_RECV_QUEUES", "S,256,512"},
+           {"BRAID_VERBS_EAGER_LIMIT", "1024"}, {"BRAID_VERBS_RNR_RETRY", "0"},
+           {"BRAID_VERBS_RCACHE", "off"},       {"BRAID_VERBS_DIRECT", "on"}};
   Options o;
   std::string error;
   ASSERT_TRUE(parse_options(lookup, &o, &error)) << error;

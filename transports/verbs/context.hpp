@@ -44,8 +44,8 @@ struct Counters {
   uint64_t send_buffer_bytes = 0;  // registered bounce memory
   uint64_t transient_regs = 0;     // registrations made for one rendezvous
   // Eager messages straight into posted receives (direct.hpp).
-  uint64_t adverts = 0;         // posted receives advertised to their sender
-  uint64_t adverts_unused = 0;  // ... and matched by an ordinary message after all
+  uint64_t adverts = 0;                        // posted receives advertised to their sender
+  uint64_t adverts_unused = 0;                 // ... and matched by an ordinary message after all
   uint64_t direct_msgs = 0, direct_bytes = 0;  // sent as RDMA WRITEs into an advertised receive
   uint64_t retracts = 0;                       // adverts taken back for a cancel
 };

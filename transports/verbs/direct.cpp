@@ -51,8 +51,7 @@ std::string rank_text(const Context *ctx, int peer) {
 }  // namespace
 
 int maybe_advertise(Context *ctx, Request *req) {
-  if (!ctx->opt.direct || req->bytes < kDirectMinBytes || req->peer == ctx->rank ||
-      ctx->finalizing)
+  if (!ctx->opt.direct || req->bytes < kDirectMinBytes || req->peer == ctx->rank || ctx->finalizing)
     return BRAID_SUCCESS;
   PeerState &ps = ctx->peers[static_cast<size_t>(req->peer)];
   if (ps.failed != 0 || ps.retracting || ps.adverts_out.size() >= kMaxAdverts) return BRAID_SUCCESS;
@@ -67,8 +66,8 @@ int maybe_advertise(Context *ctx, Request *req) {
   o.type = MsgType::Advert;
   o.msn = ps.next_recv_msn;
   o.tag = req->tag;
-  o.advert = AdvertBody{reinterpret_cast<uint64_t>(req->buf), req->bytes, rkey, ahead,
-                        ps.next_serial, 0};
+  o.advert =
+      AdvertBody{reinterpret_cast<uint64_t>(req->buf), req->bytes, rkey, ahead, ps.next_serial, 0};
   ps.adverts_out.push_back(AdvertOut{req, ps.next_serial});
   req->advertised = true;
   ++ps.next_serial;
@@ -267,9 +266,10 @@ int retract_adverts(Context *ctx, int peer) {
       wait_for_events(ctx, 1);
     }
     if (rc != BRAID_SUCCESS && ps.failed == 0) {
-      const std::string text = ctx->err != nullptr && ctx->err[0] != '\0'
-                                   ? std::string(ctx->err)
-                                   : "verbs: " + rank_text(ctx, peer) + ": taking adverts back failed";
+      const std::string text =
+          ctx->err != nullptr && ctx->err[0] != '\0'
+              ? std::string(ctx->err)
+              : "verbs: " + rank_text(ctx, peer) + ": taking adverts back failed";
       fail_peer(ctx, peer, rc, text);
     }
   }

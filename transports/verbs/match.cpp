@@ -133,7 +133,7 @@ int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len) {
   if (type == MsgType::Credit) return BRAID_SUCCESS;
   if (type == MsgType::Fin) return on_fin(ctx, conn.peer, msg.fin);
   if (type == MsgType::Advert || type == MsgType::Retract || type == MsgType::RetractAck) {
-    bool handled = type == MsgType::Advert  ? on_advert(ctx, conn.peer, msg, &why)
+    bool handled = type == MsgType::Advert    ? on_advert(ctx, conn.peer, msg, &why)
                    : type == MsgType::Retract ? on_retract(ctx, conn.peer, msg.retract, &why)
                                               : on_retract_ack(ctx, conn.peer, msg.retract, &why);
     return handled ? BRAID_SUCCESS : protocol_error(ctx, conn, why);
@@ -169,9 +169,8 @@ int on_direct_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len, 
   const uint32_t ahead = ((imm >> 8) - ps.next_recv_msn) & 0xffffffu;
   if (ahead >= kReorderWindow)
     return protocol_error(ctx, conn,
-                          "direct message with sequence number bits " +
-                              std::to_string(imm >> 8) + " while expecting " +
-                              std::to_string(ps.next_recv_msn));
+                          "direct message with sequence number bits " + std::to_string(imm >> 8) +
+                              " while expecting " + std::to_string(ps.next_recv_msn));
   const auto serial = static_cast<uint8_t>(imm & 0xffu);
   if (ahead > 0) {
     Stashed s;

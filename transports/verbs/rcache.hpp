@@ -5,12 +5,13 @@
 // nothing is cached and every rendezvous registers its buffer for itself, as before.
 //
 // Entries cover whole pages, registered with LOCAL_WRITE | REMOTE_READ (and REMOTE_WRITE when
-// receives are advertised, direct.hpp) so one entry serves sends and receives (and pinning for write gives the buffer pages of its own: a read-only pin could
-// share the zero page, which a later write replaces). Only private anonymous memory is cached
-// (heap, stacks, anonymous mmap): shared memory can lose its pages to another process's truncate
-// or hole punch, which no event of ours reports; read-only memory cannot be registered writable.
-// The cache is bounded in entries and pinned bytes; idle entries go least recently used first,
-// and all idle ones when a registration fails for locked memory.
+// receives are advertised, direct.hpp) so one entry serves sends and receives (and pinning for
+// write gives the buffer pages of its own: a read-only pin could share the zero page, which a later
+// write replaces). Only private anonymous memory is cached (heap, stacks, anonymous mmap): shared
+// memory can lose its pages to another process's truncate or hole punch, which no event of ours
+// reports; read-only memory cannot be registered writable. The cache is bounded in entries and
+// pinned bytes; idle entries go least recently used first, and all idle ones when a registration
+// fails for locked memory.
 //
 // Nothing is allocated, freed or deregistered while the monitor's lock is held or on the monitor
 // thread: freeing can make the C library unmap or madvise memory, and if that memory is watched

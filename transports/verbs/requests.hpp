@@ -49,7 +49,7 @@ struct Request {
   int read_status = 0;          // first failed READ
   bool free_when_done = false;  // cancelled while the device still used its buffer
   bool advertised = false;      // a posted receive its sender may write into (direct.hpp)
-  bool cancelling = false;  // posted, kept as a placeholder while its adverts are taken back
+  bool cancelling = false;      // posted, kept as a placeholder while its adverts are taken back
 
   uint64_t id() const { return (uint64_t{generation} << 32) | index; }
 };

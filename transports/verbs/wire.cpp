@@ -64,8 +64,8 @@ bool parse_message(const void *data, size_t len, const WireLimits &limits, Messa
       std::memcpy(&out->advert, bytes + sizeof(Header), sizeof(AdvertBody));
       if (out->advert.capacity > kMaxRendezvousLength ||
           out->advert.addr + out->advert.capacity < out->advert.addr)
-        return bad(why, "advert with an impossible range (" +
-                            std::to_string(out->advert.capacity) + " bytes)");
+        return bad(why, "advert with an impossible range (" + std::to_string(out->advert.capacity) +
+                            " bytes)");
       return true;
     case MsgType::Retract:
     case MsgType::RetractAck:
