@@ -138,7 +138,7 @@ struct Stashed {
 
 // Receive side: an advert we sent for one of our posted receives, not ended yet (direct.hpp).
 struct AdvertOut {
-  Request *req = nullptr;  // null once the receive was cancelled
+  Request *req = nullptr;  // posted (a cancelled one stays posted until its retract settles)
   uint32_t serial = 0;
 };
 

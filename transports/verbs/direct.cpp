@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "completion.hpp"
+#include "memory.hpp"
 #include "rendezvous.hpp"
 #include "send.hpp"
 
@@ -27,10 +28,8 @@ bool serial_in_use(const PeerState &ps, uint32_t serial) {
 // remote write, reg_mr), else the registration cache's entry, held until the advert ends. No
 // registration of its own: one ibv_reg_mr costs more than the copy it would save.
 bool advert_key(Context *ctx, Request *req, uint32_t *rkey) {
-  const ibv_mr *mr = req->user_mr;
-  if (mr != nullptr && req->buf >= static_cast<const uint8_t *>(mr->addr) &&
-      req->buf + req->bytes <= static_cast<const uint8_t *>(mr->addr) + mr->length) {
-    *rkey = mr->rkey;
+  if (covers(req->user_mr, req->buf, req->bytes)) {
+    *rkey = req->user_mr->rkey;
     return true;
   }
   if (ctx->rcache == nullptr) return false;
@@ -151,7 +150,6 @@ bool on_advert(Context *ctx, int peer, const Message &msg, std::string *why) {
   in.target = DirectTarget{ad.addr, ad.rkey, ad.serial};
   in.skip = ad.ahead - sent;
   ps.adverts_in.push_back(in);
-  (void)ctx;
   return true;
 }
 
@@ -180,7 +178,6 @@ bool on_retract_ack(Context *ctx, int peer, const RetractBody &body, std::string
   }
   ps.retract_acked = true;
   ps.retract_watermark = body.watermark;
-  (void)ctx;
   return true;
 }
 
@@ -193,10 +190,6 @@ bool deliver_direct(Context *ctx, int peer, uint8_t serial, size_t len, std::str
     return false;
   }
   Request *req = it->req;
-  if (req == nullptr) {  // cancelled and retracted: the bytes went to a buffer nobody reads
-    ps.adverts_out.erase(it);
-    return true;
-  }
   if (len > req->bytes) {
     *why = "a direct message of " + std::to_string(len) + " bytes into a receive of " +
            std::to_string(req->bytes);
@@ -220,9 +213,8 @@ bool deliver_direct(Context *ctx, int peer, uint8_t serial, size_t len, std::str
 }
 
 bool advert_counts(const PeerState &ps, const Request *req) {
-  return std::any_of(ps.adverts_out.begin(), ps.adverts_out.end(), [&](const AdvertOut &a) {
-    return a.req != nullptr && (a.req == req || a.req->tag == req->tag);
-  });
+  return std::any_of(ps.adverts_out.begin(), ps.adverts_out.end(),
+                     [&](const AdvertOut &a) { return a.req == req || a.req->tag == req->tag; });
 }
 
 void drop_for_cancel(Context *ctx, Request *req, MsgType type, const RtsBody &rts) {
@@ -275,7 +267,6 @@ int retract_adverts(Context *ctx, int peer) {
   }
   // What is left was never used: the sender dropped it, or cannot write any more.
   for (AdvertOut &a : ps.adverts_out) {
-    if (a.req == nullptr) continue;
     a.req->advertised = false;
     release_transient(a.req);
   }
@@ -286,8 +277,7 @@ int retract_adverts(Context *ctx, int peer) {
 
 void forget_adverts(Context *ctx, int peer) {
   PeerState &ps = ctx->peers[static_cast<size_t>(peer)];
-  for (AdvertOut &a : ps.adverts_out)
-    if (a.req != nullptr) a.req->advertised = false;
+  for (AdvertOut &a : ps.adverts_out) a.req->advertised = false;
   ps.adverts_out.clear();
   ps.adverts_in.clear();
   ps.retracting = false;

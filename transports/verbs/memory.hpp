@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "context.hpp"
@@ -17,6 +18,14 @@ void arena_destroy(Context *ctx, Arena *arena);
 // Registers [addr, addr+bytes) for one operation with the narrowest access it needs.
 int register_transient(Context *ctx, void *addr, size_t bytes, int access, int peer,
                        const char *what, ibv_mr **out);
+
+// Whether `mr` (may be null) covers [buf, buf+bytes).
+inline bool covers(const ibv_mr *mr, const void *buf, size_t bytes) {
+  if (mr == nullptr) return false;
+  auto *base = static_cast<const uint8_t *>(mr->addr);
+  auto *p = static_cast<const uint8_t *>(buf);
+  return p >= base && p + bytes <= base + mr->length;
+}
 
 // What to tell a user whose registration failed (memlock limit and how to raise it).
 std::string registration_hint(int err, size_t bytes);

@@ -14,13 +14,6 @@ namespace {
 // One READ carries at most 1 GiB even where the port allows more, like every other message.
 constexpr uint64_t kMaxReadChunk = uint64_t{1} << 30;
 
-bool covers(const ibv_mr *mr, const void *buf, size_t bytes) {
-  if (mr == nullptr) return false;
-  auto *base = static_cast<const uint8_t *>(mr->addr);
-  auto *p = static_cast<const uint8_t *>(buf);
-  return p >= base && p + bytes <= base + mr->length;
-}
-
 ibv_mr *rendezvous_mr(const Request *req) {
   if (req->transient_mr != nullptr) return req->transient_mr;
   return req->cached != nullptr ? req->cached->mr : req->user_mr;
