@@ -191,4 +191,10 @@ int run_cases(const std::string &filter,
   return rc;
 }
 
+uint64_t counter(Job &job, const char *name) {
+  for (const braid_transport_counter_t &c : job.transport().counters())
+    if (std::string(c.name) == name) return c.value;
+  return 0;
+}
+
 }  // namespace braid::transport_test

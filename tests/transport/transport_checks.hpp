@@ -26,6 +26,7 @@ struct CaseFailure : std::runtime_error {
 };
 
 constexpr unsigned char kSentinel = 0xa5;
+constexpr size_t kSlack = 64;  // receive buffers are this much longer than the message
 
 // A pattern seed for the message from `src` to `dst` with `tag`.
 uint64_t seed(int src, int dst, uint64_t tag);
@@ -81,6 +82,9 @@ class Batch {
   std::vector<Op> ops_;
   size_t pending_ = 0;
 };
+
+// The transport's counter `name` on this rank; 0 when it has none by that name.
+uint64_t counter(Job &job, const char *name);
 
 // Creates the job from the environment (as braid_init does), prints the transport's
 // properties and runs `cases`; returns the exit status. Failures of the setup itself exit 1.
