@@ -32,10 +32,10 @@ namespace braid::coll {
 // Below this, the windows' one or two synchronisation steps beat mapping and three steps.
 constexpr size_t kDirectMinBytes = size_t{16} << 10;
 
-// Allreduce may go single-copy from here (whole vector). Below, three interleaved runs on a
-// fast day had BRAID_CMA=auto 1.1-1.4x slower than off at 16-128 KiB (2 and 4 ranks) though
-// the windows were chosen, and from 256 KiB on 4 ranks 0.62-0.70x; in a slow spell single copy
-// took 1 MiB from 475-531 us to 115.
+// Allreduce, reduce and reduce-scatter may go single-copy from here (whole vector). Below, three
+// interleaved runs on a fast day had BRAID_CMA=auto 1.1-1.4x slower than off at 16-128 KiB (2 and 4
+// ranks) though the windows were chosen, and from 256 KiB on 4 ranks 0.62-0.70x; in a slow spell
+// single copy took 1 MiB from 475-531 us to 115.
 constexpr size_t kAllreduceSingleCopyMinBytes = size_t{256} << 10;
 
 struct DirectRefs {
@@ -103,6 +103,20 @@ Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
 // `ref_at` of its call slot's data (after the allgatherv head), none past the slot's room.
 Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
                        size_t ref_at, DirectResult *res);
+// Alltoallv: every rank reads its block of every other rank's send buffer, described after
+// each record's alltoallv head at `ref_at` (tiny_calls.hpp); not in place.
+Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                      size_t ref_at, DirectResult *res);
+// Reduce-scatter: every rank reduces its block of every rank's send buffer (DirectRefs::send,
+// the whole vector) into its receive buffer; in place works.
+Task reduce_scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+                           DirectResult *res);
+// Reduce: where every send buffer and the root's receive buffer are mapped, every rank reduces
+// its share (engine/partition.hpp's blocks) of every rank's send buffer into the root's receive
+// buffer; else, where the root offered its receive buffer by CMA (its vote for single copy) and
+// the others their send buffers, the root reads and reduces them all.
+Task reduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
+                   DirectResult *res);
 // Gather: the root copies every other rank's block straight from its send buffer (only the
 // others' send buffers must be reachable; each waits until the root has read it). Scatter:
 // every rank copies its block straight from the root's send buffer (only that one must be

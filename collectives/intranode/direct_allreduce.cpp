@@ -22,8 +22,6 @@ namespace {
 // little faster than 32, 128 and 512 KiB at 256 KiB-64 MiB on the 2-core EPYC VM (2 ranks,
 // two interleaved sweeps, machine loaded: differences of 5-15%, near the noise).
 constexpr size_t kChunkBytes = size_t{8} << 10;
-// Through CMA every chunk costs a system call per peer each way, so chunks are larger.
-constexpr size_t kCmaChunkBytes = size_t{128} << 10;
 
 }  // namespace
 
@@ -52,40 +50,6 @@ void reduce_and_write(CollContext &ctx, NodeChannel &ch, const CollArgs &args,
     for (int s = 2; s < n; ++s) reduce(acc, acc, in[s].mapped + off, cnt, args.dtype, args.op);
     for (int s = 0; s < n; ++s)
       if (s != me || !own_acc) std::memcpy(out[s].mapped + off, acc, cnt * es);
-  }
-}
-
-// Some buffer read through CMA: rank k reduces its share into its own receive buffer, reading
-// the others' inputs a chunk at a time (staged where they are not mapped).
-void reduce_own_share(CollContext &ctx, NodeChannel &ch, const CollArgs &args,
-                      const std::vector<PeerBuffer> &in) {
-  const int n = ch.size(), me = ch.me();
-  const size_t es = args.elem_size;
-  const size_t first = block_start(args.count, n, me);
-  const size_t last = block_start(args.count, n, me + 1);
-  const size_t per_chunk = std::max<size_t>(1, kCmaChunkBytes / es);
-  const size_t chunk = per_chunk * es;
-  auto *recv = static_cast<char *>(args.recvbuf);
-  const bool own_acc = !args.in_place() || me < 2;  // as in reduce_and_write
-  // One staging chunk per rank, then the accumulator when it cannot be the receive buffer.
-  ScratchPool::Lease scratch = ctx.scratch((static_cast<size_t>(n) + (own_acc ? 0 : 1)) * chunk);
-  std::vector<const char *> src(static_cast<size_t>(n));
-  for (size_t i = first; i < last; i += per_chunk) {
-    const size_t cnt = std::min(per_chunk, last - i);
-    const size_t off = i * es;
-    for (int s = 0; s < n; ++s) {
-      if (in[s].mapped != nullptr) {
-        src[s] = in[s].mapped + off;
-        continue;
-      }
-      char *stage = scratch.data() + static_cast<size_t>(s) * chunk;
-      copy_from(ch, s, in[s], off, stage, cnt * es);
-      src[s] = stage;
-    }
-    char *acc = own_acc ? recv + off : scratch.data() + static_cast<size_t>(n) * chunk;
-    reduce(acc, src[0], src[1], cnt, args.dtype, args.op);
-    for (int s = 2; s < n; ++s) reduce(acc, acc, src[s], cnt, args.dtype, args.op);
-    if (!own_acc) std::memcpy(recv + off, acc, cnt * es);
   }
 }
 
@@ -136,7 +100,11 @@ Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   if (all && !any_cma) reduce_and_write(ctx, ch, args, in, out);
   if (all && any_cma) {
-    reduce_own_share(ctx, ch, args, in);
+    // Rank k reduces its share into its own receive buffer, reading the others' inputs.
+    const size_t first = block_start(args.count, n, me);
+    reduce_from_peers(
+        ctx, ch, args, in, first * args.elem_size, block_start(args.count, n, me + 1) - first,
+        static_cast<char *>(args.recvbuf) + first * args.elem_size, args.in_place() ? me : -1);
     // Nobody reads a share before its owner has reduced it, and nobody's input changes
     // (in place: is overwritten by the second step) before everyone has read it.
     ch.publish(&PeerControl::reduced, w + 1);

@@ -1,12 +1,17 @@
 #include "intranode/direct_steps.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "error.hpp"
+#include "kernels/reduce_kernels.hpp"
 
 namespace braid::coll {
 namespace {
+
+// Through CMA every chunk costs a system call per peer, so chunks are large.
+constexpr size_t kCmaChunkBytes = size_t{128} << 10;
 
 // A CMA read refused after the peer was found readable (cma_usable): it is gone (ESRCH), or
 // may be being torn down, its memory unmapped before its pid is released (EFAULT), or it
@@ -77,6 +82,45 @@ void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset,
   // CMA worked for this peer before (cma_usable), so a refusal now means it is gone or its
   // buffer is: the peer's error, not this call's arguments.
   if (!cma_read(b.pid, b.addr + offset, dst, bytes)) cma_failed(ch, s, b, bytes);
+}
+
+void reduce_from_peers(CollContext &ctx, const NodeChannel &ch, const CollArgs &args,
+                       const std::vector<PeerBuffer> &in, size_t src_at, size_t count, char *dst,
+                       int dst_input) {
+  const int n = ch.size();
+  const size_t es = args.elem_size;
+  const size_t per_chunk = std::max<size_t>(1, kCmaChunkBytes / es);
+  const size_t chunk = per_chunk * es;
+  // The chunk accumulates in dst, unless that is an input which the first step (ranks 0 and 1)
+  // would not have read before the later steps overwrite it: then in scratch.
+  const bool own_acc = dst_input < 2;
+  bool staged = false;
+  for (int s = 0; s < n; ++s) staged = staged || in[s].mapped == nullptr;
+  // A staging chunk per rank where some input is read through CMA, then the accumulator when
+  // it cannot be dst.
+  const size_t scratch_bytes = ((staged ? static_cast<size_t>(n) : 0) + (own_acc ? 0 : 1)) * chunk;
+  ScratchPool::Lease scratch =
+      scratch_bytes > 0 ? ctx.scratch(scratch_bytes) : ScratchPool::Lease{};
+  std::vector<const char *> src(static_cast<size_t>(n));
+  for (size_t i = 0; i < count; i += per_chunk) {
+    const size_t cnt = std::min(per_chunk, count - i);
+    const size_t off = i * es;
+    for (int s = 0; s < n; ++s) {
+      if (in[s].mapped != nullptr) {
+        src[s] = in[s].mapped + src_at + off;
+        continue;
+      }
+      char *stage = scratch.data() + static_cast<size_t>(s) * chunk;
+      copy_from(ch, s, in[s], src_at + off, stage, cnt * es);
+      src[s] = stage;
+    }
+    // Exact aliasing of the accumulator and an input is allowed by the kernels.
+    char *acc =
+        own_acc ? dst + off : scratch.data() + (staged ? static_cast<size_t>(n) : 0) * chunk;
+    reduce(acc, src[0], src[1], cnt, args.dtype, args.op);
+    for (int s = 2; s < n; ++s) reduce(acc, acc, src[s], cnt, args.dtype, args.op);
+    if (!own_acc) std::memcpy(dst + off, acc, cnt * es);
+  }
 }
 
 bool ready_to_read(NodeChannel &ch, bool opened, bool any_cma, size_t bytes, DirectResult *res) {

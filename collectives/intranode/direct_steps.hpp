@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "intranode/direct.hpp"
 
@@ -37,6 +38,14 @@ bool open_peer(NodeChannel &ch, int s, SharedRef ref, size_t bytes, PeerBuffer *
 // peer that failed and returned may have reused it.
 void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, void *dst,
                size_t bytes);
+
+// Reduces `count` elements at byte `src_at` of every rank's input `in` (this rank's own mapped)
+// into `dst`, in local rank order, the lowest rank on the left (every node path's bits), a chunk
+// at a time, staging what is read through CMA. `dst` may be local rank `dst_input`'s input
+// there (in place; -1: none), and overlaps no input otherwise.
+void reduce_from_peers(CollContext &ctx, const NodeChannel &ch, const CollArgs &args,
+                       const std::vector<PeerBuffer> &in, size_t src_at, size_t count, char *dst,
+                       int dst_input);
 
 // Whether this rank is ready to go direct with the peers' buffers it opened (`opened`), and
 // what it tells its chooser: reaching any of them by CMA is single copy, which it may decline.

@@ -23,6 +23,9 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
   uint64_t stage[sizeof(CallSlot::data) / sizeof(uint64_t)];
   const TinyPlan tiny = tiny_plan(ch, args, stage);
   if (!tiny.fits) return false;
+  // An alltoallv whose blocks this rank cannot pack is large whatever the others do: its record
+  // is the coroutine's to write (it describes the send buffer, shm_alltoallv.cpp).
+  if (args.kind == CollKind::alltoallv && !alltoallv_packed(stage)) return false;
   const uint32_t turn = ch.take_turn();  // held from here: nothing else was in flight
   args.turn_taken = true;
   args.turn = turn;

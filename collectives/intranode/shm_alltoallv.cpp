@@ -2,7 +2,9 @@
 // size. A rank does not know what the others send each other, so each record carries the
 // rank's largest send block (how many windows the call walks: the largest of them all) and,
 // where they fit, its sendcounts, against which every rank checks its recvcounts before any
-// window is taken, and its blocks when they all fit (then no window is taken at all).
+// window is taken, and its blocks when they all fit (then no window is taken at all); else, where
+// it fits, a description of its send buffer, which the others may read their blocks from
+// directly (alltoallv_direct).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
@@ -37,14 +40,46 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
   // its record; else the blocks walk windows.
   uint64_t staged[sizeof(CallSlot::data) / sizeof(uint64_t)];
   const TinyPlan plan = tiny_plan(ch, args, staged);
-  co_await agree_on_call(ctx, ch, ticket, args, plan.data, plan.bytes);
+  const size_t ref_at = alltoallv_head_bytes(static_cast<size_t>(n));
+  size_t largest_in = 0;  // what this rank reads from one peer at most
+  for (int s = 0; s < n; ++s)
+    if (s != me) largest_in = std::max(largest_in, in_bytes(s));
+  size_t record = plan.bytes;
+  if (!alltoallv_packed(staged) && alltoallv_room_for_refs(static_cast<size_t>(n))) {
+    // Not carrying its blocks, the record describes the send buffer, so that the others read
+    // their blocks in place (braid_mem_alloc) or by single copy (alltoallv_direct). Never in
+    // place: this rank would overwrite its blocks while the others read them.
+    // A rank that reads nothing offers its buffer by the size of what it sends, without
+    // asking its chooser: it has no copy to choose for.
+    size_t extent = 0, largest_out = 0;
+    for (int d = 0; d < n; ++d) {
+      if (out_bytes(d) == 0) continue;
+      extent = std::max(extent, args.displs[rank_of(d)] * es + out_bytes(d));
+      if (d != me) largest_out = std::max(largest_out, out_bytes(d));
+    }
+    const bool reads = largest_in > 0;
+    const SharedRef ref = args.in_place() || extent == 0
+                              ? SharedRef{}
+                              : offer(ch, send, extent, reads ? largest_in : largest_out, reads);
+    char *at = reinterpret_cast<char *>(staged) + ref_at;
+    std::memcpy(at, &ref, sizeof ref);
+    for (int d = 0; d < n; ++d) {
+      const uint64_t offset = args.displs[rank_of(d)] * es;
+      std::memcpy(at + sizeof ref + static_cast<size_t>(d) * sizeof offset, &offset, sizeof offset);
+    }
+    record = ref_at + alltoallv_refs_bytes(static_cast<size_t>(n));
+  }
+  co_await agree_on_call(ctx, ch, ticket, args, plan.data, record);
   if (tiny_finish(ch, ticket, args)) co_return;
   auto words = [&](int s) {
     return reinterpret_cast<const uint64_t *>(ch.call_slot(s, ticket).data);
   };
   uint64_t largest = 0;
   for (int s = 0; s < n; ++s) largest = std::max(largest, words(s)[0]);
-  if (in_bytes(me) > 0) std::memcpy(in(me), out(me), in_bytes(me));
+  if (in_bytes(me) > 0 && in(me) != out(me)) std::memcpy(in(me), out(me), in_bytes(me));
+  CopyTimer timer(ch, largest_in);
+  co_await alltoallv_direct(ctx, ch, ticket, args, ref_at, &timer.result);
+  if (timer.result.ran) co_return;
   const size_t piece = pair_piece(n, es);
   auto len = [&](size_t bytes, uint32_t k) {
     const size_t at = size_t{k} * piece;

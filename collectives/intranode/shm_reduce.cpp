@@ -1,11 +1,15 @@
 // Reduce through the node's shared memory: node_reduce towards the root (node_phases.hpp).
 // Vectors up to sizeof(CallSlot::data) travel with the call records and the root combines them
-// as soon as it has agreed on the call; the others return at once.
+// as soon as it has agreed on the call; the others return at once. Larger ones, where the ranks
+// can read each other's buffers, go direct (reduce_direct).
 #include <cstring>
 
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
+#include "intranode/shared_buffers.hpp"
 #include "intranode/shm_algorithms.hpp"
+#include "intranode/single_copy.hpp"
 #include "intranode/tiny_calls.hpp"
 #include "kernels/reduce_kernels.hpp"
 
@@ -24,7 +28,23 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
     tiny_finish(ch, ticket, args);
     co_return;
   }
-  co_await agree_on_call(ctx, ch, ticket, args);
+  // The call describes this rank's send buffer, and at the root its receive buffer, so that
+  // the ranks reduce in place where they are braid_mem_alloc regions, or the root reads the
+  // others' by single copy, answering with a CMA receive reference when it wants that
+  // (reduce_direct). Single copy from kAllreduceSingleCopyMinBytes, as allreduce.
+  const size_t bytes = args.bytes();
+  const bool cma = bytes >= kAllreduceSingleCopyMinBytes && ch.cma_offered(bytes);
+  DirectRefs refs;
+  if (bytes >= kDirectMinBytes) refs.send = shared_ref(args.sendbuf, bytes);
+  if (!refs.send.valid() && cma && ch.me() != root) refs.send = cma_ref(args.sendbuf);
+  if (ch.me() == root) {
+    if (bytes >= kDirectMinBytes) refs.recv = shared_ref(args.recvbuf, bytes);
+    if (!refs.recv.valid() && cma && ch.want_single(bytes)) refs.recv = cma_ref(args.recvbuf);
+  }
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
+  CopyTimer timer(ch, bytes);
+  co_await reduce_direct(ctx, ch, ticket, args, root, &timer.result);
+  if (timer.result.ran) co_return;
   co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
                        static_cast<char *>(args.recvbuf),
                        ReduceOf{args.count, args.elem_size, args.dtype, args.op}, root);

@@ -2,14 +2,17 @@
 // of every rank's block (its own too) in node_windows.hpp's pair layout, and each rank reduces
 // its own pieces from every buffer, in local rank order, into recvbuf: every element is
 // combined once, by the rank that keeps it. When a rank's whole vector fits in its call record
-// (sizeof(CallSlot::data)), the records carry them. In place (recvbuf at this rank's block of
-// sendbuf) works as is: a window's pieces are deposited before recvbuf's are written.
+// (sizeof(CallSlot::data)), the records carry them; where the ranks can read each other's send
+// buffers (braid_mem_alloc regions, or single copy), each reads its blocks straight from them. In
+// place (recvbuf at this rank's block of sendbuf) works as is: a window's pieces are deposited
+// before recvbuf's are written.
 #include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "intranode/call_check.hpp"
+#include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
@@ -35,7 +38,19 @@ Task reduce_scatter_shm(CollContext &ctx, CollArgs args) {
     tiny_finish(ch, ticket, args);
     co_return;
   }
-  co_await agree_on_call(ctx, ch, ticket, args);
+  // The call describes this rank's send buffer, so that each rank reads its block of it in
+  // place where every rank's is a braid_mem_alloc region, or by single copy
+  // (reduce_scatter_direct).
+  const size_t all_bytes = block * static_cast<size_t>(n);
+  DirectRefs refs;
+  if (all_bytes >= kAllreduceSingleCopyMinBytes)
+    refs.send = offer(ch, send, all_bytes, all_bytes, true);
+  else if (all_bytes >= kDirectMinBytes)
+    refs.send = shared_ref(send, all_bytes);
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
+  CopyTimer timer(ch, all_bytes);
+  co_await reduce_scatter_direct(ctx, ch, ticket, args, &timer.result);
+  if (timer.result.ran) co_return;
   // out = in(0) op in(1) op ... in local rank order.
   auto combine = [&](char *out, size_t count, auto in) {
     reduce(out, in(0), in(1), count, args.dtype, args.op);

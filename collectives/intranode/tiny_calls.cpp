@@ -36,9 +36,6 @@ constexpr uint64_t kNotPacked = ~uint64_t{0};
 bool alltoallv_counts(size_t n) {
   return (2 + 2 * n) * sizeof(uint64_t) <= kRoom;
 }
-size_t alltoallv_head_bytes(size_t n) {
-  return (alltoallv_counts(n) ? 2 + 2 * n : 2) * sizeof(uint64_t);
-}
 
 // The alltoallv record: its head, then this rank's blocks for the others, in rank order, when
 // they all fit.
@@ -86,6 +83,20 @@ void check_alltoallv_counts(const NodeChannel &ch, uint32_t turn) {
 }
 
 }  // namespace
+
+size_t alltoallv_head_bytes(size_t n) {
+  return (alltoallv_counts(n) ? 2 + 2 * n : 2) * sizeof(uint64_t);
+}
+
+bool alltoallv_packed(const void *record) {
+  uint64_t packed = 0;
+  std::memcpy(&packed, static_cast<const char *>(record) + sizeof(uint64_t), sizeof packed);
+  return packed != kNotPacked;
+}
+
+bool alltoallv_room_for_refs(size_t n) {
+  return alltoallv_counts(n) && alltoallv_head_bytes(n) + alltoallv_refs_bytes(n) <= kRoom;
+}
 
 size_t stage_allgatherv_head(const NodeChannel &ch, const CollArgs &args, uint64_t *stage) {
   const auto n = static_cast<size_t>(ch.size());

@@ -12,6 +12,7 @@
 #include "engine/coll_args.hpp"
 #include "intranode/call_check.hpp"
 #include "intranode/node_channel.hpp"
+#include "intranode/shared_buffers.hpp"
 
 namespace braid::coll {
 
@@ -38,6 +39,18 @@ TinyPlan tiny_plan(const NodeChannel &ch, const CollArgs &args, uint64_t *stage 
 size_t stage_allgatherv_head(const NodeChannel &ch, const CollArgs &args, uint64_t *stage);
 // The check, on the records of `turn` (throws Disagreement).
 void check_allgatherv_counts(const NodeChannel &ch, uint32_t turn, const CollArgs &args);
+
+// alltoallv's record head for `n` local ranks, in bytes.
+size_t alltoallv_head_bytes(size_t n);
+// Whether an alltoallv record (a call slot's data) carries its rank's blocks.
+bool alltoallv_packed(const void *record);
+// After the head, a record that does not carry its blocks may describe its rank's send buffer
+// for the single-copy path (direct.hpp's alltoallv_direct): its SharedRef, then the byte offset
+// of the block for each local rank in it, by local rank. Its size, and whether it fits.
+constexpr size_t alltoallv_refs_bytes(size_t n) {
+  return sizeof(SharedRef) + n * sizeof(uint64_t);
+}
+bool alltoallv_room_for_refs(size_t n);
 
 // Completes the call once every record of `turn` this rank needs is published and agreed
 // (right after publishing its own when the plan does not wait).

@@ -13,39 +13,10 @@
 #include <vector>
 
 #include "rank_env.hpp"
+#include "single_copy_checks.hpp"
 
 namespace mp {
 namespace {
-
-uint64_t single_copy_calls() {
-  return braid::Comm(world()).counters()["intranode_single_copy_calls"];
-}
-
-std::string cma_env() {
-  const char *v = std::getenv("BRAID_CMA");
-  return v ? v : "";
-}
-
-// Checks how many of `calls` calls went single-copy on this rank: none where the node path is
-// not taken or BRAID_CMA=off; under BRAID_CMA=on all of them, but for broadcast and scatter
-// (`first_learns`) the first two of a size class may take the windows: the root offers its
-// buffer once every reader has said, after reading one of that class, that it wants single copy,
-// and a root that does not wait for its readers can be a call ahead of what they said (never
-// two: it enters call t + 2 only after they all entered t + 1). Under BRAID_CMA=auto any number
-// (chosen by what the ranks measure).
-void check_count(uint64_t moved, const char *algo_var, int calls, bool first_learns,
-                 const std::string &what) {
-  if (!shm_selected(algo_var) || cma_env() == "off") {
-    EXPECT_EQ(moved, 0u) << what;
-  } else if (cma_env() == "on") {
-    EXPECT_LE(moved, static_cast<uint64_t>(calls)) << what;
-    EXPECT_GE(moved, static_cast<uint64_t>(first_learns ? calls - 2 : calls)) << what;
-  }
-}
-
-int32_t value(int r, size_t i, int call) {
-  return static_cast<int32_t>(r * 1000003 + static_cast<int>(i) * 7 + call);
-}
 
 // Sizes around the threshold (4 KiB) and the mapped path's (16 KiB), odd ones, and one past
 // the windows' 256 KiB.
@@ -142,14 +113,6 @@ TEST(SingleCopy, AllgatherInPlaceAndNotIsExact) {
       check_count(single_copy_calls() - before, "BRAID_ALLGATHER_ALGO", kCalls, false,
                   "allgather of " + std::to_string(count));
     }
-}
-
-std::vector<float> floats_of(int r, size_t count) {
-  std::mt19937 g(1234u + static_cast<unsigned>(r));
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (float &x : v) x = d(g);
-  return v;
 }
 
 // Float sums whose rounding depends on the order: every rank computes the rank-order fold of
@@ -276,6 +239,55 @@ TEST(SingleCopy, AlltoallInPlaceAndNotIsExact) {
                     "alltoall of " + std::to_string(count));
       }
     }
+}
+
+// Uneven blocks in reversed places, with gaps, one pair empty (rank 1 sends rank 0 nothing, so
+// at 2 ranks rank 0 reads nothing and must not keep the others from single copy), sizes below
+// and above the threshold.
+TEST(SingleCopy, AlltoallvUnevenBlocksAreExact) {
+  const int n = size();
+  const auto un = static_cast<size_t>(n);
+  // Elements rank r sends rank d.
+  auto count_of = [](size_t base, int r, int d) {
+    return r == 1 && d == 0 ? size_t{0} : base + static_cast<size_t>(257 * r + 31 * d);
+  };
+  for (size_t base : {size_t{300}, size_t{2000}, size_t{20000}}) {
+    const int me = rank();
+    std::vector<size_t> scounts(un), sdispls(un), rcounts(un), rdispls(un);
+    size_t stotal = 0, rtotal = 0;
+    for (int d = n - 1; d >= 0; --d) {  // the block for rank n-1 first, a gap after each
+      scounts[static_cast<size_t>(d)] = count_of(base, me, d);
+      sdispls[static_cast<size_t>(d)] = stotal;
+      stotal += scounts[static_cast<size_t>(d)] + 2;
+      rcounts[static_cast<size_t>(d)] = count_of(base, d, me);
+      rdispls[static_cast<size_t>(d)] = rtotal;
+      rtotal += rcounts[static_cast<size_t>(d)] + 3;
+    }
+    const uint64_t before = single_copy_calls();
+    constexpr int kCalls = 2;
+    for (int call = 0; call < kCalls; ++call) {
+      // Element i of the block for rank d: value(me, d * 1000000 + i, call).
+      std::vector<int32_t> send(stotal, -2), recv(rtotal, -1);
+      for (int d = 0; d < n; ++d)
+        for (size_t i = 0; i < scounts[static_cast<size_t>(d)]; ++i)
+          send[sdispls[static_cast<size_t>(d)] + i] =
+              value(me, static_cast<size_t>(d) * 1000000 + i, call);
+      ASSERT_EQ(braid_alltoallv(send.data(), scounts.data(), sdispls.data(), recv.data(),
+                                rcounts.data(), rdispls.data(), BRAID_INT32, world()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      for (int s = 0; s < n; ++s) {
+        const size_t at = rdispls[static_cast<size_t>(s)], c = rcounts[static_cast<size_t>(s)];
+        for (size_t i = 0; i < c; ++i)
+          ASSERT_EQ(recv[at + i], value(s, static_cast<size_t>(me) * 1000000 + i, call))
+              << "base " << base << " from " << s << " at " << i;
+        ASSERT_EQ(recv[at + c], -1) << "gap after the block from " << s;
+      }
+    }
+    // Single copy when every rank reads at least 4 KiB from some peer.
+    check_count(single_copy_calls() - before, "BRAID_ALLTOALLV_ALGO", base >= 2000 ? kCalls : 0,
+                false, "alltoallv of base " + std::to_string(base));
+  }
 }
 
 // Non-blocking calls of several kinds in flight at once, each reading another's result only

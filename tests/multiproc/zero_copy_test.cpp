@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
@@ -252,6 +253,102 @@ TEST(ZeroCopy, GatherAndScatterReadInPlaceFromEveryRoot) {
         ASSERT_EQ(mine[i], byte(me + 50, i)) << "scatter root " << root << " byte " << i;
       EXPECT_EQ(zero_copy_calls() - before, shared_ok ? scattered : 0u) << "scatter";
     }
+  }
+}
+
+// Reduce: every rank reduces its share of the shared send buffers straight into the root's
+// shared receive buffer (in place at the root too), the windows' bits, from every root.
+TEST(ZeroCopy, ReduceWritesItsShareIntoTheRootsBuffer) {
+  const size_t count = (size_t{16} << 10) + 5;  // floats: 64 KiB
+  const bool shm = shm_selected("BRAID_REDUCE_ALGO");
+  std::vector<float> want = random_floats(count, 900u);
+  for (int r = 1; r < size(); ++r) {
+    const std::vector<float> x = random_floats(count, 900u + static_cast<unsigned>(r));
+    for (size_t i = 0; i < count; ++i) want[i] = want[i] + x[i];
+  }
+  const std::vector<float> mine = random_floats(count, 900u + static_cast<unsigned>(rank()));
+  for (int root = 0; root < size(); ++root)
+    for (bool in_place : {false, true}) {
+      Shared send(count * sizeof(float)), recv(count * sizeof(float));
+      std::memcpy(send.data(), mine.data(), count * sizeof(float));
+      const bool is_root = rank() == root;
+      char *out = !is_root ? nullptr : in_place ? send.data() : recv.data();
+      const uint64_t before = zero_copy_calls();
+      ASSERT_EQ(braid_reduce(send.data(), out, count, BRAID_FLOAT32, BRAID_SUM, root, world()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      if (is_root && shm) {
+        EXPECT_EQ(std::memcmp(out, want.data(), count * sizeof(float)), 0)
+            << "root " << root << " in place " << in_place;
+      } else if (is_root) {
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_NEAR(reinterpret_cast<const float *>(out)[i], want[i], 1e-5 * size()) << i;
+      }
+      EXPECT_EQ(zero_copy_calls() - before, shm ? 1u : 0u)
+          << "root " << root << " in place " << in_place;
+    }
+}
+
+// Reduce-scatter: each rank reduces its block of every rank's shared send buffer in place, in
+// rank order (the windows' bits). Alltoallv: each rank reads its block, of its own size and
+// place, from every rank's shared send buffer.
+TEST(ZeroCopy, ReduceScatterAndAlltoallvReadEveryRanksSendBuffer) {
+  const auto n = static_cast<size_t>(size());
+  const auto me = static_cast<size_t>(rank());
+  const bool rs_shm = shm_selected("BRAID_REDUCE_SCATTER_ALGO");
+  const bool a2a_shm = shm_selected("BRAID_ALLTOALLV_ALGO");
+  {
+    const size_t block = (size_t{8} << 10) + 3;  // floats: 32 KiB, the mapped path's floor
+    Shared send(n * block * sizeof(float));
+    const std::vector<float> mine = random_floats(n * block, 77u + static_cast<unsigned>(me));
+    std::memcpy(send.data(), mine.data(), n * block * sizeof(float));
+    std::vector<float> want(block), recv(block, 0.0f);
+    for (size_t r = 0; r < n; ++r) {
+      const std::vector<float> x = random_floats(n * block, 77u + static_cast<unsigned>(r));
+      for (size_t i = 0; i < block; ++i)
+        want[i] = r == 0 ? x[me * block + i] : want[i] + x[me * block + i];
+    }
+    const uint64_t before = zero_copy_calls();
+    ASSERT_EQ(
+        braid_reduce_scatter(send.data(), recv.data(), block, BRAID_FLOAT32, BRAID_SUM, world()),
+        BRAID_SUCCESS)
+        << braid_last_error();
+    if (rs_shm) {
+      EXPECT_EQ(std::memcmp(recv.data(), want.data(), block * sizeof(float)), 0);
+    } else {
+      for (size_t i = 0; i < block; ++i) ASSERT_NEAR(recv[i], want[i], 1e-5 * size()) << i;
+    }
+    EXPECT_EQ(zero_copy_calls() - before, rs_shm ? 1u : 0u) << "reduce_scatter";
+  }
+  {
+    // Rank r sends rank d 20000 + 1000 * d + 7 * r bytes, the block for the last rank first.
+    auto bytes_of = [](size_t r, size_t d) { return 20000 + 1000 * d + 7 * r; };
+    auto byte = [](size_t r, size_t d, size_t i) {
+      return static_cast<char>((i * 3 + r * 17 + d * 5 + 1) % 251);
+    };
+    std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+    size_t stotal = 0, rtotal = 0;
+    for (size_t d = n; d-- > 0;) {
+      sc[d] = bytes_of(me, d);
+      sd[d] = stotal;
+      stotal += sc[d];
+      rc[d] = bytes_of(d, me);
+      rd[d] = rtotal;
+      rtotal += rc[d];
+    }
+    Shared send(stotal);
+    for (size_t d = 0; d < n; ++d)
+      for (size_t i = 0; i < sc[d]; ++i) send.data()[sd[d] + i] = byte(me, d, i);
+    std::vector<char> recv(rtotal, 0);
+    const uint64_t before = zero_copy_calls();
+    ASSERT_EQ(braid_alltoallv(send.data(), sc.data(), sd.data(), recv.data(), rc.data(), rd.data(),
+                              BRAID_UINT8, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t s = 0; s < n; ++s)
+      for (size_t i = 0; i < rc[s]; ++i)
+        ASSERT_EQ(recv[rd[s] + i], byte(s, me, i)) << "from " << s << " byte " << i;
+    EXPECT_EQ(zero_copy_calls() - before, a2a_shm ? 1u : 0u) << "alltoallv";
   }
 }
 
