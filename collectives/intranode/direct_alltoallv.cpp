@@ -45,18 +45,20 @@ Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   auto sends = [&](int s) { return any_other(s, 2); };
   auto reads = [&](int s) { return any_other(s, 2 + static_cast<size_t>(n)); };
   bool any_cma = false, any_mapped = false, votes_seen = true;
+  std::vector<SharedRef> refs(static_cast<size_t>(n));
   for (int s = 0; s < n; ++s) {
     // Every rank sees every record, so all decide alike: the buffer of a rank that sends the
     // others anything must be reachable, else all take the windows (its record carries its
     // blocks, it is in place, too small to offer, or not wanted).
-    const SharedRef r = alltoallv_packed(record(s)) ? SharedRef{} : ref_of(s);
+    const SharedRef r = refs[s] = alltoallv_packed(record(s)) ? SharedRef{} : ref_of(s);
     if (sends(s)) {
       if (!r.readable()) co_return;
       any_cma = any_cma || r.cma();
       any_mapped = any_mapped || r.valid();
-    } else if (reads(s) && !r.readable()) {
-      // A rank that only reads said whether it wants single copy by offering its buffer;
-      // one that did not offer it is asked in an agreement step.
+    } else if (reads(s) && !r.cma()) {
+      // A rank that only reads said it wants single copy by offering its buffer through CMA
+      // (a mapped reference is offered without asking); any other is asked in an agreement
+      // step.
       votes_seen = false;
     }
   }
@@ -66,12 +68,13 @@ Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   for (int s = 0; s < n; ++s) {
     if (s == me || in_bytes(s) == 0) continue;
     largest = std::max(largest, in_bytes(s));
-    opened = open_peer(ch, s, ref_of(s), offset_in(s) + in_bytes(s), &in[s]) && opened;
+    opened = open_peer(ch, s, refs[s], offset_in(s) + in_bytes(s), &in[s]) && opened;
   }
   const uint32_t w = ch.take_window();
   bool all = false;
-  // A rank that reads nothing has no copy to choose (it offered without asking its chooser).
-  const bool ready = largest > 0 ? ready_to_read(ch, opened, any_cma, largest, res) : opened;
+  // A rank that reads nothing, or less than single copy is offered for, has no copy to choose.
+  const bool ready =
+      ch.cma_offered(largest) ? ready_to_read(ch, opened, any_cma, largest, res) : opened;
   co_await agree_if_mapped(ctx, ch, w, any_mapped || !votes_seen, ready, &all);
   if (all) {
     // This rank's own block is in place already (the caller copied it).

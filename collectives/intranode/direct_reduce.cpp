@@ -66,12 +66,14 @@ Task reduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
   // Every rank sees every record, so all decide alike.
   const DirectRefs at_root = refs_of(ch, root, turn);
   bool all_mapped = at_root.recv.valid(), others_readable = true, any_mapped = false;
+  bool any_cma = false;
   for (int s = 0; s < n; ++s) {
     const SharedRef r = refs_of(ch, s, turn).send;
     all_mapped = all_mapped && r.valid();
     if (s == root) continue;
     others_readable = others_readable && r.readable();
     any_mapped = any_mapped || r.valid();
+    any_cma = any_cma || r.cma();
   }
   // The root's receive reference says whether it wants single copy (shm_reduce.cpp).
   const bool single = !all_mapped && at_root.recv.cma() && others_readable;
@@ -116,7 +118,7 @@ Task reduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
     co_await ctx.wait_flag(ch.flag(root, &PeerControl::done, w + 1, "reduce this rank's vector"));
     ch.saw(root, w + 1);
   }
-  count(ch, single, res);
+  count(ch, single && any_cma, res);
 }
 
 }  // namespace braid::coll

@@ -15,6 +15,7 @@
 #include "intranode/direct.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
+#include "intranode/shared_buffers.hpp"
 #include "intranode/shm_algorithms.hpp"
 #include "intranode/tiny_calls.hpp"
 
@@ -58,9 +59,12 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
       if (d != me) largest_out = std::max(largest_out, out_bytes(d));
     }
     const bool reads = largest_in > 0;
-    const SharedRef ref = args.in_place() || extent == 0
-                              ? SharedRef{}
-                              : offer(ch, send, extent, reads ? largest_in : largest_out, reads);
+    SharedRef ref;
+    if (!args.in_place() && extent > 0) {
+      // Mapped where the blocks either way are large enough (offer asks only about reads).
+      if (std::max(largest_in, largest_out) >= kDirectMinBytes) ref = shared_ref(send, extent);
+      if (!ref.valid()) ref = offer(ch, send, extent, reads ? largest_in : largest_out, reads);
+    }
     char *at = reinterpret_cast<char *>(staged) + ref_at;
     std::memcpy(at, &ref, sizeof ref);
     for (int d = 0; d < n; ++d) {
