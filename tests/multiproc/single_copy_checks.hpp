@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <braid/braid.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <random>
@@ -44,6 +45,19 @@ inline void check_count(uint64_t moved, const char *algo_var, int calls, bool fi
 
 inline int32_t value(int r, size_t i, int call) {
   return static_cast<int32_t>(r * 1000003 + static_cast<int>(i) * 7 + call);
+}
+
+// The integer ops' inputs, and what MAX, BXOR or AVG (truncated) over every rank's give.
+inline int32_t int_input(int r, size_t i) {
+  return value(r, i, 0) % 100000;
+}
+inline int64_t int_op_of_all(braid_op_t op, size_t i) {
+  int64_t want = int_input(0, i);
+  for (int r = 1; r < size(); ++r) {
+    const int64_t x = int_input(r, i);
+    want = op == BRAID_MAX ? std::max(want, x) : op == BRAID_BXOR ? (want ^ x) : want + x;
+  }
+  return op == BRAID_AVG ? want / size() : want;
 }
 
 inline std::vector<float> floats_of(int r, size_t count) {
