@@ -32,11 +32,17 @@ namespace braid::coll {
 // Below this, the windows' one or two synchronisation steps beat mapping and three steps.
 constexpr size_t kDirectMinBytes = size_t{16} << 10;
 
-// Allreduce, reduce and reduce-scatter may go single-copy from here (whole vector). Below, three
+// Allreduce and reduce-scatter may go single-copy from here (whole vector). Below, three
 // interleaved runs on a fast day had BRAID_CMA=auto 1.1-1.4x slower than off at 16-128 KiB (2 and 4
 // ranks) though the windows were chosen, and from 256 KiB on 4 ranks 0.62-0.70x; in a slow spell
 // single copy took 1 MiB from 475-531 us to 115.
 constexpr size_t kAllreduceSingleCopyMinBytes = size_t{256} << 10;
+
+// Reduce may go single-copy from here (whole vector): the root reads and reduces, as Open MPI
+// does. In a slow spell with rewritten buffers the windows took 38 us at 64 KiB against Open
+// MPI's 12.7; on a fast day forced single copy was level with them at 64 KiB (8.9 against 8.8)
+// and 1.1-2.2x at 8-32 KiB, where the chooser's first tries cost auto up to 1.8x.
+constexpr size_t kReduceSingleCopyMinBytes = size_t{64} << 10;
 
 struct DirectRefs {
   SharedRef send;

@@ -31,9 +31,9 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   // The call describes this rank's send buffer, and at the root its receive buffer, so that
   // the ranks reduce in place where they are braid_mem_alloc regions, or the root reads the
   // others' by single copy, answering with a CMA receive reference when it wants that
-  // (reduce_direct). Single copy from kAllreduceSingleCopyMinBytes, as allreduce.
+  // (reduce_direct). Single copy from kReduceSingleCopyMinBytes.
   const size_t bytes = args.bytes();
-  const bool cma = bytes >= kAllreduceSingleCopyMinBytes && ch.cma_offered(bytes);
+  const bool cma = bytes >= kReduceSingleCopyMinBytes && ch.cma_offered(bytes);
   DirectRefs refs;
   if (bytes >= kDirectMinBytes) refs.send = shared_ref(args.sendbuf, bytes);
   if (!refs.send.valid() && cma && ch.me() != root) refs.send = cma_ref(args.sendbuf);

@@ -15,9 +15,10 @@
 namespace mp {
 namespace {
 
-// Reductions go single copy from 256 KiB of vector (kAllreduceSingleCopyMinBytes).
-bool eligible(size_t vector_bytes) {
-  return vector_bytes >= (size_t{256} << 10);
+// Reduce goes single copy from 64 KiB of vector (kReduceSingleCopyMinBytes), reduce-scatter
+// from 256 KiB (kAllreduceSingleCopyMinBytes).
+bool eligible(size_t vector_bytes, size_t floor_kib) {
+  return vector_bytes >= (floor_kib << 10);
 }
 
 // The rank-order fold of every rank's floats_of(r, count), elements [first, first + n).
@@ -47,7 +48,7 @@ void expect_fold(const float *got, const std::vector<float> &want, bool shm,
 
 TEST(SingleCopy, ReduceToEveryRootGivesTheRankOrderBits) {
   const bool shm = shm_selected("BRAID_REDUCE_ALGO");
-  for (size_t count : {size_t{4099}, size_t{65537}, size_t{300001}})
+  for (size_t count : {size_t{4099}, size_t{20011}, size_t{65537}, size_t{300001}})
     for (int root = 0; root < size(); ++root)
       for (bool in_place : {false, true}) {
         const std::vector<float> want = fold(count, 0, count);
@@ -65,7 +66,7 @@ TEST(SingleCopy, ReduceToEveryRootGivesTheRankOrderBits) {
           if (rank() == root) expect_fold(out, want, shm, what);
         }
         check_count(single_copy_calls() - before, "BRAID_REDUCE_ALGO",
-                    eligible(count * sizeof(float)) ? kCalls : 0, false, what);
+                    eligible(count * sizeof(float), 64) ? kCalls : 0, false, what);
       }
 }
 
@@ -107,7 +108,7 @@ TEST(SingleCopy, ReduceScatterGivesTheRankOrderBits) {
         expect_fold(out, want, shm, what);
       }
       check_count(single_copy_calls() - before, "BRAID_REDUCE_SCATTER_ALGO",
-                  eligible(count * sizeof(float)) ? kCalls : 0, false, what);
+                  eligible(count * sizeof(float), 256) ? kCalls : 0, false, what);
     }
 }
 
