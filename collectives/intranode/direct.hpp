@@ -126,8 +126,8 @@ Task reduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
 // Gather: the root copies every other rank's block straight from its send buffer (only the
 // others' send buffers must be reachable; each waits until the root has read it). Scatter:
 // every rank copies its block straight from the root's send buffer (only that one must be
-// reachable; the root waits until all have). Their DirectRefs: `send` of what the others read
-// (gather: the block; scatter, at the root: all n blocks).
+// reachable; the root copies its own block meanwhile, and waits until all have). Their DirectRefs:
+// `send` of what the others read (gather: the block; scatter, at the root: all n blocks).
 Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
                    DirectResult *res);
 Task scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
