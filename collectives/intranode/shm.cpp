@@ -51,7 +51,9 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   // The root's buffer is described with the call: mapped in place where it is a
   // braid_mem_alloc region, else readable by single copy where the ranks want that.
   const DirectRefs refs = direct_refs(ch, args);
-  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
+  const bool is_root = ch.me() == root;
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs, is_root ? kNobody : root,
+                         is_root ? kEveryone : kNobody);
   CopyTimer timer(ch, args.bytes());
   co_await broadcast_direct(ctx, ch, ticket, args, root, &timer.result);
   if (!timer.result.ran)

@@ -36,15 +36,15 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
     co_return;
   }
   const bool is_root = me == root;
-  if (is_root && send + at(me) != recv) std::memcpy(recv, send + at(me), block);
   // The root's call describes its send buffer, so that the others read their blocks in place
   // where it is a braid_mem_alloc region, or by single copy (scatter_direct).
   DirectRefs refs;
   if (is_root) refs.send = offer_root_buffer(ch, send, all, block);
-  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
+  co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs, is_root ? kNobody : root,
+                         is_root ? kEveryone : kNobody);
   CopyTimer timer(ch, block);
   co_await scatter_direct(ctx, ch, ticket, args, root, &timer.result);
-  if (timer.result.ran) co_return;
+  if (timer.result.ran) co_return;  // the root's own block copied there too
   const size_t piece = pair_piece(n, args.elem_size);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
@@ -59,6 +59,8 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
       [&](uint32_t k, auto buffer_of) {
         std::memcpy(recv + k * piece, buffer_of(root) + me * piece, len(k));
       });
+  // After the windows, which the others wait for.
+  if (is_root && send + at(me) != recv) std::memcpy(recv, send + at(me), block);
 }
 
 }  // namespace braid::coll

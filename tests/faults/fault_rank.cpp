@@ -97,6 +97,10 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
   }
   const bool odd = rank == size - 1;
   std::vector<float> buf(1000, 1.0f);
+  // Past what travels with the call records (the windows or single copy move the data).
+  constexpr size_t kLarge = 8192;
+  std::vector<float> large(kLarge * static_cast<size_t>(size) * 2, 1.0f);
+  float *large_recv = large.data() + kLarge * static_cast<size_t>(size);
   braid_result_t rc = BRAID_SUCCESS;
   if (what == "count")
     rc = braid_allreduce(buf.data(), buf.data(), odd ? 200 : 100, BRAID_FLOAT32, BRAID_SUM, world);
@@ -115,6 +119,12 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
     rc = braid_gather(buf.data(), buf.data() + 500, 4, BRAID_FLOAT32, odd ? 1 : 0, world);
   else if (what == "bcast_roots")  // small: rank 0 and the odd rank each think they are the root
     rc = braid_broadcast(buf.data(), 4, BRAID_FLOAT32, odd ? size - 1 : 0, world);
+  else if (what == "root_large")
+    rc = braid_broadcast(large.data(), kLarge, BRAID_FLOAT32, odd ? 1 : 0, world);
+  else if (what == "bcast_roots_large")  // the roots do not wait for the others' records
+    rc = braid_broadcast(large.data(), kLarge, BRAID_FLOAT32, odd ? size - 1 : 0, world);
+  else if (what == "scatter_roots_large")
+    rc = braid_scatter(large.data(), large_recv, kLarge, BRAID_FLOAT32, odd ? size - 1 : 0, world);
   else if (what == "reduce_roots")  // small, 2 ranks: each thinks the other is the root
     rc = braid_reduce(buf.data(), buf.data() + 500, 4, BRAID_FLOAT32, BRAID_SUM, 1 - rank, world);
   else if (what == "allgatherv" || what == "alltoallv") {

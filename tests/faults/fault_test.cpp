@@ -238,6 +238,15 @@ INSTANTIATE_TEST_SUITE_P(
                      "rank 0 passed root 0, rank 1 passed root 1 (in broadcast #1"},
         MismatchCase{"bcast_roots", 3,
                      "rank 0 passed root 0, rank 2 passed root 2 (in broadcast #1"},
+        // The same past the records' room: a broadcast's or scatter's root still returns
+        // without waiting for the others' records (windows, single copy or mapped).
+        MismatchCase{"root_large", 3, "passed root 0, rank {odd} passed root 1", ""},
+        MismatchCase{"bcast_roots_large", 3,
+                     "rank 0 passed root 0, rank 2 passed root 2 (in broadcast #1"},
+        MismatchCase{"scatter_roots_large", 2,
+                     "rank 0 passed root 0, rank 1 passed root 1 (in scatter #1"},
+        MismatchCase{"scatter_roots_large", 3,
+                     "rank 0 passed root 0, rank 2 passed root 2 (in scatter #1"},
         MismatchCase{"reduce_roots", 2, "rank 0 passed root 1, rank 1 passed root 0 (in reduce #1"},
         // The v-variants: one rank's recvcounts disagree with what another sends it.
         MismatchCase{"allgatherv", 3,
