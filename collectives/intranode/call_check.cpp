@@ -128,6 +128,10 @@ bool previous_call_agrees(NodeChannel &ch, uint32_t turn) {
   return true;
 }
 
+Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn) {
+  for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
+}
+
 // First waits until no other rank may still read this rank's call slot (the slot is rewritten
 // every second call) and checks the call it left unchecked, then publishes.
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
@@ -136,7 +140,7 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
   if (ch.size() == 1) co_return;
   const CallRecord mine = record_of(args, ctx.seq());
   if (!args.entered) {
-    for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
+    co_await wait_for_slot(ctx, ch, turn);
     if (uint32_t prev; pending_check(ch, turn, &prev)) {
       const int who = ch.unchecked_who();
       for (int s = 0; s < ch.size(); ++s)

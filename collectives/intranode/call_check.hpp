@@ -54,6 +54,12 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
                    const void *tiny = nullptr, size_t tiny_bytes = 0, int wait_for = kEveryone,
                    int check_later = kNobody);
 
+// Waits until no other rank may still read this rank's call slot for `turn`: every other rank
+// has entered the turn before (agree_on_call waits for this too). A root that does not wait for
+// its readers' records calls it before deciding what to offer them, so that what they said after
+// the call before that one (PeerControl::wants_single) is there to read.
+Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn);
+
 // Whether the records this rank left unchecked (see agree_on_call) are there and agree; clears
 // the check when so. False when one is not there yet or differs: agree_on_call waits and
 // reports.

@@ -43,12 +43,13 @@ struct CallRecord {
   uint64_t seq = 0;  // the rank's own call number, for the message
 };
 
-// A call record with room for a small vector right after it: allreduces and broadcasts of up
-// to 2080 bytes (2 KiB and a little) send their data with the record, so agreeing on the call
-// is also the data exchange (one synchronisation step instead of two; a peer reads the
-// record's line and as many more as the data needs). 288 bytes was the first size tried; 2 KiB
-// took 512 B-2 KiB allreduces from 0.39-0.51 us to 0.23-0.35 on 2 ranks and small broadcasts
-// to the root-does-not-wait path. Larger calls put other things there (direct.hpp).
+// A call record with room for a small vector right after it: calls of up to 8224 bytes (8 KiB
+// and a little) send their data with the record, so agreeing on the call is also the data
+// exchange (one synchronisation step instead of two; a peer reads the record's line and as
+// many more as the data needs). 288 bytes was the first size tried; 2 KiB took 512 B-2 KiB
+// allreduces from 0.39-0.51 us to 0.23-0.35 on 2 ranks; 8 KiB (in a slow spell, 2 ranks) took
+// 4 KiB broadcasts from 3.5 to 0.8 us, allgathers from 4.1 to 1.3, and 4-rank alltoalls of
+// 1-2 KiB blocks from 23 to 13 us. Larger calls put other things there (direct.hpp).
 //
 // `mark` (turn + 1 once record and data of that turn are written) shares the first line with
 // the record and the first 24 data bytes: a peer waiting for this rank's entry polls the line
@@ -59,9 +60,9 @@ struct alignas(64) CallSlot {
   std::atomic<uint32_t> mark{0};
   uint32_t unused = 0;
   CallRecord record;
-  alignas(8) char data[2080];  // aligned for every element type
+  alignas(8) char data[8224];  // aligned for every element type
 };
-static_assert(sizeof(CallRecord) == 32 && sizeof(CallSlot) == 2176);
+static_assert(sizeof(CallRecord) == 32 && sizeof(CallSlot) == 8320);
 
 struct alignas(64) PeerControl {
   std::atomic<uint32_t> posted{0};
@@ -86,7 +87,7 @@ struct alignas(64) PeerControl {
   // (the marks only grow).
   CallSlot calls[2];
 };
-static_assert(sizeof(PeerControl) == 4480 && offsetof(PeerControl, sleepers) == 64);
+static_assert(sizeof(PeerControl) == 16768 && offsetof(PeerControl, sleepers) == 64);
 
 struct alignas(64) InlineSlot {
   std::atomic<uint32_t> posted{0};

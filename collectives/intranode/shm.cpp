@@ -50,8 +50,9 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   }
   // The root's buffer is described with the call: mapped in place where it is a
   // braid_mem_alloc region, else readable by single copy where the ranks want that.
-  const DirectRefs refs = direct_refs(ch, args);
   const bool is_root = ch.me() == root;
+  if (is_root && !args.entered) co_await wait_for_slot(ctx, ch, ticket);
+  const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs, is_root ? kNobody : root,
                          is_root ? kEveryone : kNobody);
   CopyTimer timer(ch, args.bytes());
