@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <utility>
 
 namespace braid::coll {
 
@@ -47,6 +48,10 @@ size_t CopyChooser::class_of(size_t bytes) {
 
 bool CopyChooser::prefer_single(size_t bytes) {
   Class &c = classes_[class_of(bytes)];
+  if (c.burst > 0) {  // the retry goes on (measured() ends it)
+    c.retrying = true;
+    return !c.single_was_best;
+  }
   c.retrying = false;
   if (c.ns_per_byte[1] == 0) return true;  // each path once before choosing
   if (c.ns_per_byte[0] == 0) return false;
@@ -55,6 +60,7 @@ bool CopyChooser::prefer_single(size_t bytes) {
   // The other path's figure is old; the machine may have changed since.
   c.since_retry = 0;
   c.retrying = true;
+  c.single_was_best = single_best;
   return !single_best;
 }
 
@@ -62,29 +68,66 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   Class &c = classes_[class_of(bytes)];
   const double r = static_cast<double>(ns) / static_cast<double>(std::max<size_t>(bytes, 1));
   double &mine = c.ns_per_byte[single ? 1 : 0];
-  const bool single_was_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   // A retry replaces a figure that may be minutes old; the path in use moves smoothly, so one
   // slow call (a descheduled peer) does not flip the choice.
   const size_t other = single ? 0 : 1;
-  // The first measurement while both figures are the model's: the model predicts one reader's
-  // copy, a measurement is the whole call (the agreement, n-1 peers' blocks); keep the model's
-  // ratio between the paths in the measurement's units, so the other path still waits for its
-  // retry.
-  if (c.predicted[0] && c.predicted[1] && mine > 0) c.ns_per_byte[other] *= r / mine;
-  const bool replace = mine == 0 || c.retrying || c.predicted[single ? 1 : 0];
+  // A seeded class's first call is cold whichever path it takes (a receive buffer's first
+  // touch, a window not used yet): not counted, the model's figures stand.
+  if (std::exchange(c.first, false) && c.predicted[0] && c.predicted[1] && !c.retrying) return;
+  // A call of the retried path (the vote may have put a retry on the preferred path instead:
+  // then it counts as any call and ends the retry).
+  const bool retried = c.retrying && single != c.single_was_best;
+  if (retried) c.excess += std::max(0.0, r - c.ns_per_byte[c.single_was_best ? 1 : 0]);
+  // A retry's first call only warms the path up (the first windowed call after a run of single
+  // copies took 76-94 us at 32-64 KiB on the VM, the next 3-5): it is not counted.
+  if (retried && c.burst == 0 && mine > 0) {
+    c.burst = 1;
+    c.last_retry = 0;
+    return;
+  }
+  const bool replace = mine == 0 || (retried && c.burst == 1) || c.predicted[single ? 1 : 0];
   c.predicted[single ? 1 : 0] = false;
-  mine = replace ? r : 0.75 * mine + 0.25 * r;
+  // The first call back on a path after a retry of the other one is not counted (it pays for
+  // coming back: 4x on the VM for single copy after the windows); a slow call moves the figure
+  // at most as one of twice the figure would.
+  const bool skip = c.settling && !replace && !c.retrying;
+  c.settling = false;
+  if (!skip)
+    mine = replace ? r : retried ? std::min(mine, r) : 0.75 * mine + 0.25 * std::min(r, 2 * mine);
+  // While the other path has only the model's figure, it follows this one's by the model's
+  // ratio: the model predicts one reader's copy, a measurement is the whole call (the
+  // agreement, n-1 peers' blocks), so only the ratio carries over; and it follows the warm
+  // figure, not a cold first call's.
+  if (c.predicted[other] && c.model[0] > 0 && c.model[1] > 0)
+    c.ns_per_byte[other] = mine * c.model[other] / c.model[single ? 1 : 0];
   if (!c.retrying) return;
   c.retrying = false;
   const bool single_is_best = c.ns_per_byte[1] < c.ns_per_byte[0];
-  c.retry_every =
-      single_is_best == single_was_best ? std::min(c.retry_every * 4, kLastRetry) : kFirstRetry;
+  // Go on while the retried path still loses but got faster by a quarter (warming up).
+  const bool warming = c.last_retry == 0 || r < 0.75 * c.last_retry;
+  c.last_retry = r;
+  if (retried && single_is_best == c.single_was_best && c.burst + 1 < kRetryCalls && warming) {
+    ++c.burst;
+    return;
+  }
+  c.burst = 0;
+  c.settling = true;
+  const double excess = std::exchange(c.excess, 0.0);
+  if (single_is_best != c.single_was_best) {
+    c.retry_every = kFirstRetry;
+    return;
+  }
+  const double kept = c.ns_per_byte[single_is_best ? 1 : 0];
+  const double budget = kept > 0 ? excess / (kRetryBudget * kept) : 0;
+  c.retry_every = std::max(std::min(std::max(c.retry_every, kFirstRetry) * 4, kLastRetry),
+                           static_cast<uint32_t>(std::min<double>(budget, kLongestRetry)));
 }
 
 void CopyChooser::seed(size_t bytes, double windows_ns_per_byte, double single_ns_per_byte) {
   Class &c = classes_[class_of(bytes)];
   if (windows_ns_per_byte <= 0 || single_ns_per_byte <= 0) return;
   c.ns_per_byte = {windows_ns_per_byte, single_ns_per_byte};
+  c.model = c.ns_per_byte;
   c.predicted = {true, true};
 }
 

@@ -64,13 +64,40 @@ class CopyChooser {
   // within about a thousand calls. (8 then 2x up to 256 cost allreduce at 64 KiB 8-10% on a
   // fast day against BRAID_CMA=off, five interleaved runs.)
   static constexpr uint32_t kFirstRetry = 16;
+  // A size class's first retry is its fourth call (the first is cold whichever path it takes
+  // and is not counted; the next two measure the path chosen first): whatever the other path
+  // costs the first time (single copy's first read of a buffer: 25x on the VM) is paid once,
+  // early (a benchmark's warm-up), not at the 16th call, inside the timed ones (+260 us a call
+  // for a 4 MiB allgather of 44 timed calls).
+  static constexpr uint32_t kExplore = 4;
   static constexpr uint32_t kLastRetry = 1024;
+  // A retry is a burst of up to this many calls of the other path: the first only warms it
+  // up (not counted), the next are, cut short as soon as it wins or stops getting faster; its
+  // figure is the burst's fastest. On the 2-core EPYC VM the first process_vm_readv of pages
+  // not read that way lately costs 5-25x the steady figure (1 MiB: 1.2-1.9 ms, then 0.1-0.3,
+  // then 0.06), and the first windowed call after a run of single copies 20x (32-64 KiB: 76-94
+  // us, then 3-5): one-call retries kept whichever path came first, and auto stayed 13-40%
+  // behind the better forced path (2-rank allgather, 1-4 MiB, in a slow spell).
+  static constexpr uint32_t kRetryCalls = 5;
+  // What a retry that did not change the choice cost over the path kept (its calls' excess)
+  // is at most this share of the calls until the next: a cold burst of single copy at 4 MiB
+  // cost 9 ms, 30 windowed calls, so retries of it every 16-64 calls kept auto 40-60% behind
+  // BRAID_CMA=off. Such retries wait up to kLongestRetry calls.
+  static constexpr double kRetryBudget = 0.05;
+  static constexpr uint32_t kLongestRetry = 16384;
   struct Class {
     std::array<double, 2> ns_per_byte{0, 0};  // [windows, single]
     uint32_t since_retry = 0;
-    uint32_t retry_every = kFirstRetry;
-    bool retrying = false;  // the call under way is a retry of the path not preferred
+    uint32_t retry_every = kExplore;
+    bool retrying = false;         // the call under way is a retry of the path not preferred
+    uint32_t burst = 0;            // calls of the retry made so far (0: none under way)
+    double last_retry = 0;         // what the retry's latest call cost (ns per byte)
+    bool single_was_best = false;  // the choice when the retry began
+    bool settling = false;         // a retry just ended: the next call may find the path cold
+    double excess = 0;             // what the retry under way cost over the path kept (ns per byte)
     std::array<bool, 2> predicted{false, false};  // the figure is the model's, not measured
+    std::array<double, 2> model{0, 0};            // the model's figures (seed)
+    bool first = true;  // no call of this class measured yet (cold for any path)
   };
   std::array<Class, kClasses> classes_{};
 };

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 
 #include "intranode/single_copy.hpp"
 
@@ -57,6 +58,60 @@ TEST(CopyChooser, OneSlowCallDoesNotFlipTheChoice) {
   const int single =
       run(c, 50, [&calls](bool s) { return s ? 0.080 : (++calls == 3 ? 0.18 : 0.045); });
   EXPECT_LE(single, 3);
+}
+
+// Single copy that is cheaper once warm but whose first calls cost 25x and 3x, and 4x again
+// the first call after the windows (the 2-core EPYC VM: the first process_vm_readv of pages not
+// read that way before, or lately): the retries go on while it warms up, and then keep it.
+TEST(CopyChooser, ARetryThatWarmsUpIsJudgedByItsWarmCalls) {
+  CopyChooser c;
+  c.seed(kBytes, 0.070, 0.140);  // the model put the windows first
+  int singles = 0;               // single-copy calls so far
+  bool after_windows = false;
+  auto cost = [&](bool s) {
+    if (!s) {
+      after_windows = true;
+      return 0.070;
+    }
+    const int k = singles++;
+    const bool back = std::exchange(after_windows, false);
+    return k == 0 ? 1.5 : k == 1 ? 0.2 : back ? 0.22 : 0.055;
+  };
+  run(c, 200, cost);
+  EXPECT_GE(run(c, 200, cost), 190);
+  EXPECT_LT(c.rate(true, kBytes), c.rate(false, kBytes));
+}
+
+// A path that is slower warm or cold: a retry costs at most three calls of it (one to warm
+// up, two that do not get faster).
+TEST(CopyChooser, ARetryOfASlowerPathIsShort) {
+  CopyChooser c;
+  run(c, 100, [](bool s) { return s ? 0.080 : 0.045; });
+  EXPECT_LE(run(c, 1000, [](bool s) { return s ? 0.080 : 0.045; }), 3 * 4);
+}
+
+// A retry that costs 25x its path's call when cold and stays slower warm: the next retries
+// wait until what they cost is a twentieth of the calls in between.
+TEST(CopyChooser, ColdRetriesThatLoseBecomeRare) {
+  CopyChooser c;
+  c.seed(kBytes, 0.070, 0.140);
+  bool after_windows = true;
+  auto cost = [&](bool s) {
+    if (!s) {
+      after_windows = true;
+      return 0.070;
+    }
+    return std::exchange(after_windows, false) ? 1.75 : 0.12;  // 4 MiB on the VM: 7 ms, then 0.5
+  };
+  run(c, 2000, cost);
+  double extra = 0;  // over the windows, in calls of them
+  for (int i = 0; i < 20000; ++i) {
+    const bool s = c.prefer_single(kBytes);
+    const double x = cost(s);
+    extra += (x - 0.070) / 0.070;
+    c.measured(s, kBytes, static_cast<uint64_t>(x * kBytes));
+  }
+  EXPECT_LT(extra / 20000, 0.06);
 }
 
 TEST(CopyChooser, SizeClassesAreApart) {

@@ -261,38 +261,47 @@ TEST(CostModel, TheNetworkLinkBoundsFlatAlgorithmsAcrossNodes) {
     }
 }
 
-// The copy chooser starts with the model's path and tries the other at its first retry
-// instead of on the second call.
-TEST(CopyChooserSeed, StartsWithThePredictedPathAndRetriesTheOtherLater) {
+// The copy chooser starts with the model's path and tries the other on the fourth call (its
+// first cost is paid early), then keeps the cheaper and retries the other only at the 16th call
+// after that at the earliest.
+TEST(CopyChooserSeed, StartsWithThePredictedPathAndTriesTheOtherOnceEarly) {
   for (bool single_cheaper : {false, true}) {
     CopyChooser c;
     // The model: one path 2x cheaper than the other, per byte of one reader's copy.
     c.seed(1 * MiB, single_cheaper ? 0.2 : 0.1, single_cheaper ? 0.1 : 0.2);
+    for (int call = 1; call <= 3; ++call) {
+      EXPECT_EQ(c.prefer_single(1 * MiB), single_cheaper);
+      // A whole call costs 10x the model's one copy (the agreement, several peers): the other
+      // path's prediction must not win on that account.
+      c.measured(single_cheaper, 1 * MiB, 1 * MiB);
+    }
+    EXPECT_NE(c.prefer_single(1 * MiB), single_cheaper) << "the fourth call tries the other";
+    c.measured(!single_cheaper, 1 * MiB, 3 * MiB);  // 3x: warm-up, then two calls at most
     int other = 0;
-    for (int call = 1; call <= 15; ++call) {
+    for (int call = 1; call <= 18; ++call) {
       const bool single = c.prefer_single(1 * MiB);
-      other += single != single_cheaper;
-      // A whole call costs 10x the model's one copy (the agreement, several peers): the
-      // other path's prediction must not win on that account.
-      c.measured(single, 1 * MiB, 1 * MiB);
+      if (single != single_cheaper) other += call <= 2 ? 0 : 1;
+      c.measured(single, 1 * MiB, single == single_cheaper ? 1 * MiB : 3 * MiB);
     }
     EXPECT_EQ(other, 0) << "single cheaper: " << single_cheaper;
-    EXPECT_NE(c.prefer_single(1 * MiB), single_cheaper) << "the 16th call retries the other";
   }
 }
 
 TEST(CopyChooserSeed, AMeasurementReplacesThePrediction) {
   CopyChooser c;
   c.seed(64 * KiB, 1.0, 0.5);
+  c.measured(true, 64 * KiB, 64 * KiB * 50);  // the class's first call is cold: not counted
+  EXPECT_DOUBLE_EQ(c.rate(true, 64 * KiB), 0.5);
   c.measured(true, 64 * KiB, 64 * KiB * 3);  // single copy measured at 3 ns/B
   EXPECT_DOUBLE_EQ(c.rate(true, 64 * KiB), 3.0);
   // The windows' prediction moves with it (the model's 2x), so single copy stays first...
   EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 6.0);
-  EXPECT_TRUE(c.prefer_single(64 * KiB));
-  // ...and a measurement of the windows replaces their prediction outright.
+  c.measured(true, 64 * KiB, 64 * KiB * 2);  // ...and follows the warm figure
+  EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 2 * c.rate(true, 64 * KiB));
+  // A measurement of the windows replaces their prediction outright.
   c.measured(false, 64 * KiB, 64 * KiB * 2);
   EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 2.0);
-  EXPECT_FALSE(c.prefer_single(64 * KiB));
+  EXPECT_LT(c.rate(false, 64 * KiB), c.rate(true, 64 * KiB));  // the windows are chosen now
 }
 
 }  // namespace
