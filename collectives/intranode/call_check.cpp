@@ -128,6 +128,17 @@ bool previous_call_agrees(NodeChannel &ch, uint32_t turn) {
   return true;
 }
 
+Task agree_with_everyone(CollContext &ctx, NodeChannel &ch, uint32_t turn) {
+  if (ch.size() == 1) co_return;
+  const CallRecord mine = ch.call_slot(ch.me(), turn).record;  // as published
+  for (int s = 0; s < ch.size(); ++s) {
+    if (s == ch.me()) continue;
+    co_await ctx.wait_flag(entered(ch, s, turn));
+    compare_record(ch, turn, mine, s);
+  }
+  if (ch.unchecked() && ch.unchecked_turn() == turn) ch.clear_unchecked();
+}
+
 Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn) {
   for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
 }

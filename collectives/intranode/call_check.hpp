@@ -60,6 +60,13 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
 // the call before that one (PeerControl::wants_single) is there to read.
 Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn);
 
+// After agree_on_call waited for fewer records than everyone's: waits for every other rank's
+// record of `turn` and compares it with this rank's (the check it deferred is then done). A
+// broadcast or scatter whose root's buffer is mapped calls it before its agreement step, which
+// rewrites this rank's PeerControl::direct_ok: a rank still in the previous call may not have
+// read that yet, and only a rank that entered this call has.
+Task agree_with_everyone(CollContext &ctx, NodeChannel &ch, uint32_t turn);
+
 // Whether the records this rank left unchecked (see agree_on_call) are there and agree; clears
 // the check when so. False when one is not there yet or differs: agree_on_call waits and
 // reports.

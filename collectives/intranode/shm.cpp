@@ -4,6 +4,7 @@
 #include "intranode/algorithms.hpp"
 #include "intranode/call_check.hpp"
 #include "intranode/direct.hpp"
+#include "intranode/direct_steps.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/tiny_calls.hpp"
 #include "kernels/reduce_kernels.hpp"
@@ -55,6 +56,8 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs, is_root ? kNobody : root,
                          is_root ? kEveryone : kNobody);
+  if (const SharedRef r = refs_of(ch, root, ticket).recv; r.valid() && !r.cma())
+    co_await agree_with_everyone(ctx, ch, ticket);  // before the mapped path's agreement step
   CopyTimer timer(ch, args.bytes());
   co_await broadcast_direct(ctx, ch, ticket, args, root, &timer.result);
   if (!timer.result.ran)

@@ -9,6 +9,7 @@
 
 #include "intranode/call_check.hpp"
 #include "intranode/direct.hpp"
+#include "intranode/direct_steps.hpp"
 #include "intranode/node_phases.hpp"
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
@@ -43,6 +44,8 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
   if (is_root) refs.send = offer_root_buffer(ch, send, all, block);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs, is_root ? kNobody : root,
                          is_root ? kEveryone : kNobody);
+  if (const SharedRef r = refs_of(ch, root, ticket).send; r.valid() && !r.cma())
+    co_await agree_with_everyone(ctx, ch, ticket);  // before the mapped path's agreement step
   CopyTimer timer(ch, block);
   co_await scatter_direct(ctx, ch, ticket, args, root, &timer.result);
   if (timer.result.ran) co_return;  // the root's own block copied there too

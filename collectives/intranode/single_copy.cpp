@@ -48,7 +48,7 @@ size_t CopyChooser::class_of(size_t bytes) {
 
 bool CopyChooser::prefer_single(size_t bytes) {
   Class &c = classes_[class_of(bytes)];
-  if (c.burst > 0) {  // the retry goes on (measured() ends it)
+  if (c.burst > 0 || c.late) {  // the retry goes on (measured() ends it)
     c.retrying = true;
     return !c.single_was_best;
   }
@@ -77,6 +77,11 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   // A call of the retried path (the vote may have put a retry on the preferred path instead:
   // then it counts as any call and ends the retry).
   const bool retried = c.retrying && single != c.single_was_best;
+  // A broadcast's or scatter's reader says what it wants after a call, and the root may act on
+  // it a call later: a retry's first call on the path kept is given one more call, counted as
+  // any call of its path; a second ends the retry (the others voted against it).
+  const bool late = c.retrying && !retried && c.burst == 0 && !c.late;
+  c.late = late;
   if (retried) c.excess += std::max(0.0, r - c.ns_per_byte[c.single_was_best ? 1 : 0]);
   // A retry's first call only warms the path up (the first windowed call after a run of single
   // copies took 76-94 us at 32-64 KiB on the VM, the next 3-5): it is not counted.
@@ -100,7 +105,7 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   // figure, not a cold first call's.
   if (c.predicted[other] && c.model[0] > 0 && c.model[1] > 0)
     c.ns_per_byte[other] = mine * c.model[other] / c.model[single ? 1 : 0];
-  if (!c.retrying) return;
+  if (!c.retrying || late) return;
   c.retrying = false;
   const bool single_is_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   // Go on while the retried path still loses but got faster by a quarter (warming up).

@@ -95,6 +95,7 @@ class CopyChooser {
     bool single_was_best = false;  // the choice when the retry began
     bool settling = false;         // a retry just ended: the next call may find the path cold
     double excess = 0;             // what the retry under way cost over the path kept (ns per byte)
+    bool late = false;  // the retry's first call landed on the path kept (see measured())
     std::array<bool, 2> predicted{false, false};  // the figure is the model's, not measured
     std::array<double, 2> model{0, 0};            // the model's figures (seed)
     bool first = true;  // no call of this class measured yet (cold for any path)

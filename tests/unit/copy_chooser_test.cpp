@@ -114,6 +114,24 @@ TEST(CopyChooser, ColdRetriesThatLoseBecomeRare) {
   EXPECT_LT(extra / 20000, 0.06);
 }
 
+// A broadcast's reader says after each call what it wants, and the root, a call ahead, may
+// act on it one call later than the next: when single copy becomes the cheaper while the
+// windows stay as they were, only the retries can find it; they still do.
+TEST(CopyChooser, AChoiceTakenACallLateStillLearns) {
+  CopyChooser c;
+  bool said[2] = {false, false};  // what the reader said after the last two calls
+  int single = 0;
+  for (int call = 0; call < 2000; ++call) {
+    const bool s = said[0];  // the root acts on what was said two calls ago
+    const double single_cost = call < 300 ? 0.200 : 0.030;
+    c.measured(s, kBytes, static_cast<uint64_t>((s ? single_cost : 0.070) * kBytes));
+    said[0] = said[1];
+    said[1] = c.prefer_single(kBytes);
+    if (call >= 1800) single += s ? 1 : 0;
+  }
+  EXPECT_GE(single, 190);
+}
+
 TEST(CopyChooser, SizeClassesAreApart) {
   CopyChooser c;
   for (int i = 0; i < 50; ++i) {
