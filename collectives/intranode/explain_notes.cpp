@@ -18,7 +18,8 @@ const char *allreduce_shm_note(size_t bytes) {
 const char *broadcast_shm_note(size_t bytes) {
   if (bytes >= kDirectMinBytes)
     return " [zero-copy on braid_mem_alloc buffers] [else single copy (CMA) where measured faster]";
-  return bytes >= kSingleCopyMinBytes ? " [single copy (CMA) where measured faster]" : "";
+  // Up to the records' room (8224 bytes) the vector travels with the root's call record.
+  return bytes > sizeof(CallSlot::data) ? " [single copy (CMA) where measured faster]" : "";
 }
 
 }  // namespace braid::coll

@@ -61,8 +61,9 @@ class CopyChooser {
   // Calls before the other path is tried again; the interval grows 4x while the choice holds:
   // a retry of the slower path costs 2-5x a call (single copy on a fast day, the windows in a
   // slow spell), so retries must become rare fast, yet a machine that changes is noticed
-  // within about a thousand calls. (8 then 2x up to 256 cost allreduce at 64 KiB 8-10% on a
-  // fast day against BRAID_CMA=off, five interleaved runs.)
+  // within about a thousand calls where retries are cheap (kRetryBudget stretches that where
+  // they are not). (8 then 2x up to 256 cost allreduce at 64 KiB 8-10% on a fast day against
+  // BRAID_CMA=off, five interleaved runs.)
   static constexpr uint32_t kFirstRetry = 16;
   // A size class's first retry is its fourth call (the first is cold whichever path it takes
   // and is not counted; the next two measure the path chosen first): whatever the other path

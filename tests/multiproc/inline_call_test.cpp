@@ -263,7 +263,7 @@ TEST(InlineCalls, AverageAndInPlaceForms) {
 TEST(InlineCalls, AlltoallvTooLargeForTheRecordsWalksTheWindows) {
   const int n = size(), me = rank();
   const auto un = static_cast<size_t>(n);
-  const size_t k = 300;  // 1200 bytes to each rank: more than a record holds from 2 ranks on
+  const size_t k = 2100;  // 8400 bytes to each rank: more than a record holds (8224)
   for (bool late : {false, true}) {
     std::vector<size_t> counts(un, k), displs(un);
     for (size_t d = 0; d < un; ++d) displs[d] = d * k;
