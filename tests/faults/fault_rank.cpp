@@ -90,6 +90,8 @@ int kill_scenario(braid_comm_t world, int rank, int size) {
 // others (allgatherv, alltoallv: expects another count from rank 0 than rank 0 sends it); then
 // every rank calls a barrier (a rank whose part completed learns of it there).
 int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string &what) {
+  std::printf("START t=%lld\n", now_ns());  // the test times the scenario, not process start
+  std::fflush(stdout);
   int v = 1;
   if (braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_SUM, world) != BRAID_SUCCESS) {
     result(BRAID_ERR_INTERNAL, 0);

@@ -27,6 +27,10 @@ void parse_line(const std::string &line, RankOutput *out, long long *kill_ns) {
   Report *r = nullptr;
   if (line.find("RESULT code=") != std::string::npos) r = &out->result;
   if (line.find("LATER code=") != std::string::npos) r = &out->later;
+  if (line.find("START t=") != std::string::npos) {
+    out->start_ns = std::stoll(field("START t="));
+    return;
+  }
   if (line.find("KILL t=") != std::string::npos) {
     out->kill_ns = std::stoll(field("KILL t="));
     *kill_ns = out->kill_ns;

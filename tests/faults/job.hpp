@@ -18,8 +18,9 @@ struct Report {  // one RESULT or LATER line
 struct RankOutput {
   Report result;
   Report later;
-  long long kill_ns = 0;  // KILL line (the victim)
-  int exit_code = -1;     // -1: did not exit normally
+  long long kill_ns = 0;   // KILL line (the victim)
+  long long start_ns = 0;  // START line: the scenario began (after braid_init)
+  int exit_code = -1;      // -1: did not exit normally
   int signal = 0;
 };
 
