@@ -24,6 +24,12 @@ hwloc_topology_t load_topology(const char *xml_path = nullptr) {
   // PCI devices and their OS devices (OpenFabrics, network) are needed to place buffers near
   // the HCA; bridges and unimportant devices are dropped to keep the tree small.
   hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  // The linux backend finds those PCI devices and OS devices in sysfs by itself; the "pci"
+  // component (libpciaccess) only adds vendor and device names, parsed from the whole pci.ids
+  // file one realloc per entry: a few ms per rank, seconds per rank under the sanitizers (whose
+  // realloc always copies), for names braid never reads.
+  if (xml_path == nullptr)
+    hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
   if (hwloc_topology_load(topo) != 0) {
     hwloc_topology_destroy(topo);
     const char *xml = std::getenv("HWLOC_XMLFILE");
