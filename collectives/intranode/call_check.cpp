@@ -82,16 +82,6 @@ FlagWait entered(NodeChannel &ch, int s, uint32_t turn) {
   return ch.entered(s, turn, "enter this collective");
 }
 
-// The turn left unchecked, when it is the one before `turn` (the records of an older one may
-// be gone; every call through the channel publishes a record, so that does not happen).
-bool pending_check(NodeChannel &ch, uint32_t turn, uint32_t *prev) {
-  if (!ch.unchecked()) return false;
-  *prev = ch.unchecked_turn();
-  if (*prev + 1 == turn) return true;
-  ch.clear_unchecked();
-  return false;
-}
-
 // Whether this rank's record of `prev` equals `who`'s (every rank's for kEveryone), which
 // have entered it.
 bool records_agree(NodeChannel &ch, uint32_t prev, int who) {
@@ -101,9 +91,9 @@ bool records_agree(NodeChannel &ch, uint32_t prev, int who) {
   return true;
 }
 
-// Every rank has entered `prev` and the records differ: fails naming the first rank whose
-// record differs from local rank 0's, so every rank that finds it words it the same.
-[[noreturn]] void report_previous(NodeChannel &ch, uint32_t prev) {
+}  // namespace
+
+void report_previous(NodeChannel &ch, uint32_t prev) {
   ch.clear_unchecked();
   const CallRecord first = ch.call_slot(0, prev).record;
   const CallRecord mine = ch.call_slot(ch.me(), prev).record;
@@ -115,17 +105,30 @@ bool records_agree(NodeChannel &ch, uint32_t prev, int who) {
                                          ")"));
 }
 
-}  // namespace
-
-bool previous_call_agrees(NodeChannel &ch, uint32_t turn) {
-  uint32_t prev;
-  if (!pending_check(ch, turn, &prev)) return true;
-  const int who = ch.unchecked_who();
-  for (int s = 0; s < ch.size(); ++s)
-    if (among(s, who, ch.me()) && !ch.entered(s, prev, "").reached()) return false;
-  if (!records_agree(ch, prev, who)) return false;
-  ch.clear_unchecked();
-  return true;
+Settle settle_checks(NodeChannel &ch, uint32_t turn, bool all, int *rank, uint32_t *at) {
+  // Oldest first; one that is settled leaves the list (the index stays).
+  for (size_t i = 0; i < ch.unchecked().size();) {
+    const NodeChannel::Unchecked u = ch.unchecked()[i];
+    const bool due = all || turn - u.turn >= kCallSlots - kCallsAhead;
+    int missing = -1;
+    for (int s = 0; s < ch.size() && missing < 0; ++s)
+      if (among(s, u.who, ch.me()) && !ch.entered(s, u.turn, "").reached()) missing = s;
+    if (missing >= 0) {
+      if (!due) {
+        ++i;
+        continue;
+      }
+      *rank = missing;
+      *at = u.turn;
+      return Settle::wait;
+    }
+    if (!records_agree(ch, u.turn, u.who)) {
+      *at = u.turn;
+      return Settle::differs;
+    }
+    ch.checked(u.turn);
+  }
+  return Settle::done;
 }
 
 Task agree_with_everyone(CollContext &ctx, NodeChannel &ch, uint32_t turn) {
@@ -136,39 +139,41 @@ Task agree_with_everyone(CollContext &ctx, NodeChannel &ch, uint32_t turn) {
     co_await ctx.wait_flag(entered(ch, s, turn));
     compare_record(ch, turn, mine, s);
   }
-  if (ch.unchecked() && ch.unchecked_turn() == turn) ch.clear_unchecked();
+  ch.checked(turn);
 }
 
-Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn) {
-  for (int s; (s = ch.slot_blocker(turn)) >= 0;) co_await ctx.wait_flag(ch.slot_free(s, turn));
+Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn, uint32_t ahead) {
+  for (int s; (s = ch.slot_blocker(turn, ahead)) >= 0;)
+    co_await ctx.wait_flag(ch.slot_free(s, turn, ahead));
 }
 
-// First waits until no other rank may still read this rank's call slot (the slot is rewritten
-// every second call) and checks the call it left unchecked, then publishes.
+// First waits until no other rank may still read this rank's call slot and settles the checks
+// it left for later, then publishes.
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
-                   const void *tiny, size_t tiny_bytes, int wait_for, int check_later) {
+                   const void *tiny, size_t tiny_bytes, int wait_for, int check_later,
+                   uint32_t ahead) {
   // A rank alone on its node (hierarchical) has no segment and nobody to agree with.
   if (ch.size() == 1) co_return;
   const CallRecord mine = record_of(args, ctx.seq());
   if (!args.entered) {
-    co_await wait_for_slot(ctx, ch, turn);
-    if (uint32_t prev; pending_check(ch, turn, &prev)) {
-      const int who = ch.unchecked_who();
-      for (int s = 0; s < ch.size(); ++s)
-        if (among(s, who, ch.me()))
-          co_await ctx.wait_flag(ch.entered(s, prev, "enter the previous collective"));
-      if (!records_agree(ch, prev, who)) {
-        for (int s = 0; s < ch.size(); ++s)  // every record, for the wording
-          if (s != ch.me())
-            co_await ctx.wait_flag(ch.entered(s, prev, "enter the previous collective"));
-        // Fails before publishing this turn: the ranks waiting in it then fail too, by the
-        // notice, instead of completing it without this rank (publishing first was tried:
-        // a receiver that had compared only the root's record then returned success). The
-        // turn stays unpublished, so a rank that carries on after the error waits for it and
-        // times out naming this rank: ranks are out of step after a disagreement.
-        report_previous(ch, prev);
+    co_await wait_for_slot(ctx, ch, turn, ahead);
+    const bool all = wait_for == kEveryone || ahead == 1;
+    for (int s = -1;;) {
+      uint32_t at = 0;
+      const Settle settled = settle_checks(ch, turn, all, &s, &at);
+      if (settled == Settle::done) break;
+      if (settled == Settle::wait) {
+        co_await ctx.wait_flag(ch.entered(s, at, "enter an earlier collective"));
+        continue;
       }
-      ch.clear_unchecked();
+      for (int r = 0; r < ch.size(); ++r)  // every record, for the wording
+        if (r != ch.me()) co_await ctx.wait_flag(ch.entered(r, at, "enter an earlier collective"));
+      // Fails before publishing this turn: the ranks waiting in it then fail too, by the
+      // notice, instead of completing it without this rank (publishing first was tried: a
+      // receiver that had compared only the root's record then returned success). The turn
+      // stays unpublished, so a rank that carries on after the error waits for it and times
+      // out naming this rank: ranks are out of step after a disagreement.
+      report_previous(ch, at);
     }
     write_record(ch, turn, mine, tiny, tiny_bytes);
   }

@@ -38,27 +38,45 @@ inline bool among(int s, int who, int me) {
 // published this rank's record (CollArgs::entered) only the others' are awaited. `tiny` (up to
 // sizeof(CallSlot::data) bytes, or null) travels with the record: once this returns, the
 // records (and data) waited for are in ch.call_slot(rank, turn).data, readable until this rank
-// enters its next call.
+// enters its next call. `ahead`: how many calls this rank may be ahead of the others at entry
+// (NodeChannel::slot_blocker): 1, or up to kCallsAhead for a call whose data travels with the
+// records.
 //
 // A rank that waited for nobody has not compared its record with anyone's: `check_later` (a
-// local rank, kEveryone, or kNobody) is whose it compares when it enters its next call, before
-// publishing (they are still there: nobody rewrites a slot before every rank entered the turn
-// after it). A non-root of a small gather or reduce checks the root it named: if that rank
-// agrees it is the root, it waited for every record and saw any disagreement. A root that hands
-// its data over (broadcast, scatter) checks every record: its receivers each compared their
-// record with the root they named only. So a disagreement that no waiting rank could see (two
-// ranks that both think they are a broadcast's root, two ranks that each name the other as a
-// reduce's root) still fails, one call late, naming both sides in the same words on every rank
-// that finds it; one that a waiting rank saw reaches the others through the control plane.
+// local rank, kEveryone, or kNobody) is whose it compares at a later entry, before publishing
+// that call's record (settle_checks). A non-root of a small gather or reduce checks the root it
+// named: if that rank agrees it is the root, it waited for every record and saw any
+// disagreement. A root that hands its data over (broadcast, scatter) checks every record: its
+// receivers each compared their record with the root they named only. So a disagreement that
+// no waiting rank could see (two ranks that both think they are a broadcast's root, two ranks
+// that each name the other as a reduce's root) still fails, up to kCallSlots - kCallsAhead
+// calls late (at once at a call that waits for every rank), naming both sides in the same words
+// on every rank that finds it; one that a waiting rank saw reaches the others through the
+// control plane.
 Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                    const void *tiny = nullptr, size_t tiny_bytes = 0, int wait_for = kEveryone,
-                   int check_later = kNobody);
+                   int check_later = kNobody, uint32_t ahead = 1);
+
+// The checks this rank left for later (agree_on_call), before it publishes its record of
+// `turn`: compares the records that are there, and those it must not leave any longer (the
+// others rewrite their slot of turn t once this rank entered t + kCallSlots - kCallsAhead; they
+// are there, as this rank's slot waited for every rank to enter turn - kCallsAhead). `all`:
+// every one (a call that waits for every rank reports a disagreement before publishing, so
+// that nobody completes it without this rank; a call held to one call ahead, as before).
+// `done`: no check is due any more. `wait`: a due one's record is not there yet: wait for local
+// rank *rank to enter *at. `differs`: the records of *at differ (report_previous names them once
+// every rank entered it).
+enum class Settle { done, wait, differs };
+Settle settle_checks(NodeChannel &ch, uint32_t turn, bool all, int *rank, uint32_t *at);
+// Every rank has entered `prev` and the records differ: fails naming the first rank whose
+// record differs from local rank 0's, so every rank that finds it words it the same.
+[[noreturn]] void report_previous(NodeChannel &ch, uint32_t prev);
 
 // Waits until no other rank may still read this rank's call slot for `turn`: every other rank
 // has entered the turn before (agree_on_call waits for this too). A root that does not wait for
 // its readers' records calls it before deciding what to offer them, so that what they said after
 // the call before that one (PeerControl::wants_single) is there to read.
-Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn);
+Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn, uint32_t ahead = 1);
 
 // After agree_on_call waited for fewer records than everyone's: waits for every other rank's
 // record of `turn` and compares it with this rank's (the check it deferred is then done). A
@@ -66,10 +84,5 @@ Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn);
 // rewrites this rank's PeerControl::direct_ok: a rank still in the previous call may not have
 // read that yet, and only a rank that entered this call has.
 Task agree_with_everyone(CollContext &ctx, NodeChannel &ch, uint32_t turn);
-
-// Whether the records this rank left unchecked (see agree_on_call) are there and agree; clears
-// the check when so. False when one is not there yet or differs: agree_on_call waits and
-// reports.
-bool previous_call_agrees(NodeChannel &ch, uint32_t turn);
 
 }  // namespace braid::coll

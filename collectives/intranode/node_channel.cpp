@@ -38,7 +38,9 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
       known_done_(static_cast<size_t>(map.local_size()), 0),
       known_entered_(static_cast<size_t>(map.local_size()), 0),
       mappings_(map.local_size()),
-      cma_state_(static_cast<size_t>(map.local_size()), 0) {}
+      cma_state_(static_cast<size_t>(map.local_size()), 0) {
+  unchecked_.reserve(kCallSlots);  // no allocation in a call
+}
 
 void NodeChannel::seed_copy_choice(const CostModel &model) {
   for (size_t k = 0; k < CopyChooser::kClasses; ++k) {
@@ -110,15 +112,16 @@ int NodeChannel::buffer_blocker(uint32_t window) {
   return -1;
 }
 
-int NodeChannel::slot_blocker(uint32_t turn) {
-  // The first two turns write slots never written before. Counted in turns taken, not records
-  // published: a turn taken and then given up (a failed call) still moves the slots on.
-  if (turns_taken_ <= 2) return -1;
+int NodeChannel::slot_blocker(uint32_t turn, uint32_t ahead) {
+  // The first turns have no earlier one to wait for and write slots never written before.
+  // Counted in turns taken, not records published: a turn taken and then given up (a failed
+  // call) still moves the slots on.
+  if (turns_taken_ <= uint64_t{ahead} + 1) return -1;
+  const uint32_t need = turn - ahead;  // every other rank has entered it
   for (int s = 0; s < size(); ++s) {
-    if (s == me() || static_cast<int32_t>(known_entered_[s] - turn) >= 0) continue;
-    // Its entry into turn - 1 is the mark of the other slot.
-    saw_entered(s, call_slot(s, turn - 1).mark.load(std::memory_order_acquire));
-    if (static_cast<int32_t>(known_entered_[s] - turn) < 0) return s;
+    if (s == me() || static_cast<int32_t>(known_entered_[s] - (need + 1)) >= 0) continue;
+    saw_entered(s, call_slot(s, need).mark.load(std::memory_order_acquire));
+    if (static_cast<int32_t>(known_entered_[s] - (need + 1)) < 0) return s;
   }
   return -1;
 }

@@ -64,6 +64,17 @@ struct alignas(64) CallSlot {
 };
 static_assert(sizeof(CallRecord) == 32 && sizeof(CallSlot) == 8320);
 
+// How far a rank may run ahead of the others in calls that wait for nobody's record (a small
+// broadcast's or scatter's root, a small gather's or reduce's other ranks): MPI's eager sends
+// let a root return at once, and a root held to one call ahead waits for every reader to be
+// scheduled, which on shared cores is a scheduler round trip per call (4 ranks on 2 cores:
+// 8 B broadcasts 7x Open MPI's time). The slots keep twice that many turns, so that a rank that
+// returned without comparing its record with the others' (call_check.hpp) still finds theirs
+// up to kCallSlots - kCallsAhead calls later.
+inline constexpr uint32_t kCallSlots = 16;
+inline constexpr uint32_t kCallsAhead = 8;
+static_assert(kCallSlots >= 2 * kCallsAhead && (kCallSlots & (kCallSlots - 1)) == 0);
+
 struct alignas(64) PeerControl {
   std::atomic<uint32_t> posted{0};
   std::atomic<uint32_t> reduced{0};
@@ -81,13 +92,14 @@ struct alignas(64) PeerControl {
   // root offers its buffer for single copy when every other rank wants that (direct.hpp).
   std::atomic<uint8_t> wants_single[CopyChooser::kClasses]{};
   alignas(64) std::atomic<uint32_t> sleepers{0};
-  // By turn % 2: a rank is never more than one call ahead of another at entry, and it enters
-  // turn t + 2 (rewriting slot t % 2) only after every other rank entered t + 1, so finished
-  // reading its slot of turn t. A rank has entered turn t when calls[t % 2].mark >= t + 1
-  // (the marks only grow).
-  CallSlot calls[2];
+  // By turn % kCallSlots. A rank enters turn t (rewriting the slot of t - kCallSlots) only after
+  // every other rank entered t - kCallsAhead (a call whose data travels with the records) or t - 1
+  // (any other), so it is never more than kCallsAhead calls ahead of another at entry. A rank
+  // has entered turn t when calls[t % kCallSlots].mark >= t + 1 (the marks only grow).
+  CallSlot calls[kCallSlots];
 };
-static_assert(sizeof(PeerControl) == 16768 && offsetof(PeerControl, sleepers) == 64);
+static_assert(sizeof(PeerControl) == 128 + kCallSlots * sizeof(CallSlot) &&
+              offsetof(PeerControl, sleepers) == 64);
 
 struct alignas(64) InlineSlot {
   std::atomic<uint32_t> posted{0};
@@ -132,7 +144,9 @@ class NodeChannel {
   InlineSlot &inline_slot(int local, uint32_t window) const {
     return slots_[static_cast<size_t>(local) * kBuffers + window % kBuffers];
   }
-  CallSlot &call_slot(int local, uint32_t turn) const { return ctl(local).calls[turn % 2]; }
+  CallSlot &call_slot(int local, uint32_t turn) const {
+    return ctl(local).calls[turn % kCallSlots];
+  }
 
   // Peer `local`'s buffer described by `ref` in this process, or null (see PeerMappings).
   char *map_peer(int local, SharedRef ref, size_t bytes) {
@@ -227,14 +241,15 @@ class NodeChannel {
     if (static_cast<int32_t>(v - 1 - known_done_[local]) > 0) known_done_[local] = v - 1;
   }
 
-  // Call slots: before a rank writes its slot for `turn` (rewriting turn - 2's), every other
-  // rank must have entered turn - 1, i.e. finished turn - 2 and so finished reading it. A call
-  // in which every rank waits for every other (agree_on_call) implies that for the next one; it
-  // is still checked at every entry (cheap: what was seen is cached), should a call not wait. The
-  // rank that may still read this rank's slot, or -1; uses what this rank already saw.
-  int slot_blocker(uint32_t turn);
-  FlagWait slot_free(int local, uint32_t turn) const {
-    return entered(local, turn - 1, "finish an earlier collective");
+  // Call slots: before a rank writes its slot for `turn` (rewriting turn - kCallSlots'), every
+  // other rank must have entered turn - `ahead` (1, or up to kCallsAhead for a call whose data
+  // travels with the records), so finished reading it. A call in which every rank waits for
+  // every other (agree_on_call) implies that for the next one; it is still checked at every
+  // entry (cheap: what was seen is cached), should a call not wait. The rank that may still
+  // read this rank's slot, or -1; uses what this rank already saw.
+  int slot_blocker(uint32_t turn, uint32_t ahead);
+  FlagWait slot_free(int local, uint32_t turn, uint32_t ahead) const {
+    return entered(local, turn - ahead, "finish an earlier collective");
   }
   // Rank `local` has entered `turn`: its record (and tiny data) of that turn are readable.
   FlagWait entered(int local, uint32_t turn, const char *what) const;
@@ -245,17 +260,17 @@ class NodeChannel {
   }
 
   // The call of `turn` returned without comparing its record with the ones it must (`who`: a
-  // local rank, or -1 for every one): they are compared when this rank enters its next call
-  // (call_check.hpp).
-  void defer_check(uint32_t turn, int who) {
-    unchecked_ = true;
-    unchecked_turn_ = turn;
-    unchecked_who_ = who;
+  // local rank, or -1 for every one): they are compared at a later entry (call_check.hpp).
+  struct Unchecked {
+    uint32_t turn;
+    int who;
+  };
+  void defer_check(uint32_t turn, int who) { unchecked_.push_back({turn, who}); }
+  const std::vector<Unchecked> &unchecked() const { return unchecked_; }
+  void checked(uint32_t turn) {
+    std::erase_if(unchecked_, [turn](const Unchecked &u) { return u.turn == turn; });
   }
-  bool unchecked() const { return unchecked_; }
-  uint32_t unchecked_turn() const { return unchecked_turn_; }
-  int unchecked_who() const { return unchecked_who_; }
-  void clear_unchecked() { unchecked_ = false; }
+  void clear_unchecked() { unchecked_.clear(); }
 
   // Collectives through the segment run one at a time per rank, in the order they started, so
   // the window sequence is the same on every rank even with non-blocking calls in flight.
@@ -281,10 +296,8 @@ class NodeChannel {
   uint32_t next_window_ = 0;
   std::vector<uint32_t> known_done_;     // per local rank: a lower bound of its `done`
   std::vector<uint32_t> known_entered_;  // per local rank: a lower bound of its `entered`
-  uint64_t turns_taken_ = 0;             // not wrapping: the first two turns write fresh slots
-  bool unchecked_ = false;
-  uint32_t unchecked_turn_ = 0;
-  int unchecked_who_ = -1;
+  uint64_t turns_taken_ = 0;             // not wrapping: the first turns write fresh slots
+  std::vector<Unchecked> unchecked_;     // oldest first; at most kCallSlots - kCallsAhead
   uint32_t next_turn_ = 0;
   std::atomic<uint32_t> serving_{0};
   PeerMappings mappings_;

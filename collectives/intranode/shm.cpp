@@ -18,9 +18,7 @@ Task allreduce_shm(CollContext &ctx, CollArgs args) {
   Turn turn(ch);
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // The vectors travel with the call records: one exchange of one cache line per rank.
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
-                           tiny.check_later);
-    tiny_finish(ch, ticket, args);
+    co_await tiny_call(ctx, ch, ticket, args, tiny);
     co_return;
   }
   // The buffers are described with the call, so the ranks can work in place (braid_mem_alloc
@@ -44,9 +42,7 @@ Task broadcast_shm(CollContext &ctx, CollArgs args) {
   const size_t bytes = args.bytes();
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // The root's vector travels with its call record.
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
-                           tiny.check_later);
-    tiny_finish(ch, ticket, args);
+    co_await tiny_call(ctx, ch, ticket, args, tiny);
     co_return;
   }
   // The root's buffer is described with the call: mapped in place where it is a

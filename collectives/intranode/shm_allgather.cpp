@@ -27,9 +27,7 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
   auto *recv = static_cast<char *>(args.recvbuf);
   auto place = [&](int s) { return recv + static_cast<size_t>(ch.world_rank(s)) * block; };
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
-                           tiny.check_later);
-    tiny_finish(ch, ticket, args);
+    co_await tiny_call(ctx, ch, ticket, args, tiny);
     co_return;
   }
   // Larger blocks: the call describes this rank's send buffer, so that the others read it in

@@ -33,9 +33,7 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   // records (the allgatherv head: sendcount and recvcounts) are checked.
   uint64_t staged[sizeof(CallSlot::data) / sizeof(uint64_t)];
   if (const TinyPlan tiny = tiny_plan(ch, args, staged); tiny.fits) {
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
-                           tiny.check_later);
-    tiny_finish(ch, ticket, args);
+    co_await tiny_call(ctx, ch, ticket, args, tiny);
     co_return;
   }
   size_t largest = 0;

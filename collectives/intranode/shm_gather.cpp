@@ -28,9 +28,7 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   auto place = [&](int s) { return recv + static_cast<size_t>(ch.world_rank(s)) * block; };
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // Off the root: hand the block over with the record; nothing comes back.
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
-                           tiny.check_later);
-    tiny_finish(ch, ticket, args);
+    co_await tiny_call(ctx, ch, ticket, args, tiny);
     co_return;
   }
   // Larger blocks: the call describes this rank's send buffer, so that the root reads the

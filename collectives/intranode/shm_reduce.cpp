@@ -23,9 +23,7 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   const int root = ch.map().local_index[args.root];
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // Off the root: hand the vector over with the record; nothing comes back.
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
-                           tiny.check_later);
-    tiny_finish(ch, ticket, args);
+    co_await tiny_call(ctx, ch, ticket, args, tiny);
     co_return;
   }
   // The call describes this rank's send buffer, and at the root its receive buffer, so that

@@ -33,9 +33,7 @@ Task reduce_scatter_shm(CollContext &ctx, CollArgs args) {
   auto *recv = static_cast<char *>(args.recvbuf);
   auto at = [&](int s) { return static_cast<size_t>(ch.world_rank(s)) * block; };
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
-                           tiny.check_later);
-    tiny_finish(ch, ticket, args);
+    co_await tiny_call(ctx, ch, ticket, args, tiny);
     co_return;
   }
   // The call describes this rank's send buffer, so that each rank reads its block of it in

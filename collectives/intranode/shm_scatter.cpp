@@ -31,9 +31,7 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
   const size_t all = block * static_cast<size_t>(n);
   if (const TinyPlan tiny = tiny_plan(ch, args); tiny.fits) {
     // The root hands the blocks over with its record; nothing comes back.
-    co_await agree_on_call(ctx, ch, ticket, args, tiny.data, tiny.bytes, tiny.wait_for,
-                           tiny.check_later);
-    tiny_finish(ch, ticket, args);
+    co_await tiny_call(ctx, ch, ticket, args, tiny);
     co_return;
   }
   const bool is_root = me == root;

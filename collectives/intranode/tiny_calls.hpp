@@ -60,4 +60,9 @@ bool alltoallv_room_for_refs(size_t n);
 // is known only from the records); the algorithm then takes its large path.
 bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args);
 
+// A call whose plan fits, from agreement to completion: a rank that waits for nobody's record
+// may be up to kCallsAhead calls ahead of the others when it enters (NodeChannel.hpp).
+Task tiny_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
+               TinyPlan plan);
+
 }  // namespace braid::coll

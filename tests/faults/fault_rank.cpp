@@ -121,7 +121,13 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
     rc = braid_gather(buf.data(), buf.data() + 500, 4, BRAID_FLOAT32, odd ? 1 : 0, world);
   else if (what == "bcast_roots")  // small: rank 0 and the odd rank each think they are the root
     rc = braid_broadcast(buf.data(), 4, BRAID_FLOAT32, odd ? size - 1 : 0, world);
-  else if (what == "root_large")
+  else if (what == "bcast_roots_run") {
+    // The same, then a run of broadcasts from rank 0 and no call that waits for every rank:
+    // the roots may run ahead, and must still find the disagreement within a few calls.
+    rc = braid_broadcast(buf.data(), 4, BRAID_FLOAT32, odd ? size - 1 : 0, world);
+    for (int i = 0; rc == BRAID_SUCCESS && i < 40; ++i)
+      rc = braid_broadcast(buf.data(), 4, BRAID_FLOAT32, 0, world);
+  } else if (what == "root_large")
     rc = braid_broadcast(large.data(), kLarge, BRAID_FLOAT32, odd ? 1 : 0, world);
   else if (what == "bcast_roots_large")  // the roots do not wait for the others' records
     rc = braid_broadcast(large.data(), kLarge, BRAID_FLOAT32, odd ? size - 1 : 0, world);

@@ -256,6 +256,11 @@ INSTANTIATE_TEST_SUITE_P(
                      "rank 0 passed root 0, rank 1 passed root 1 (in broadcast #1"},
         MismatchCase{"bcast_roots", 3,
                      "rank 0 passed root 0, rank 2 passed root 2 (in broadcast #1"},
+        // The same followed by broadcasts only: a root that runs ahead finds it a few calls on.
+        MismatchCase{"bcast_roots_run", 2,
+                     "rank 0 passed root 0, rank 1 passed root 1 (in broadcast #1"},
+        MismatchCase{"bcast_roots_run", 3,
+                     "rank 0 passed root 0, rank 2 passed root 2 (in broadcast #1"},
         // The same past the records' room: a broadcast's or scatter's root still returns
         // without waiting for the others' records (windows, single copy or mapped).
         MismatchCase{"root_large", 3, "passed root 0, rank {odd} passed root 1", ""},
