@@ -265,7 +265,10 @@ class NodeChannel {
     uint32_t turn;
     int who;
   };
-  void defer_check(uint32_t turn, int who) { unchecked_.push_back({turn, who}); }
+  void defer_check(uint32_t turn, int who) {
+    // Once per turn: the inline path defers before it may hand the call to the coroutine.
+    if (unchecked_.empty() || unchecked_.back().turn != turn) unchecked_.push_back({turn, who});
+  }
   const std::vector<Unchecked> &unchecked() const { return unchecked_; }
   void checked(uint32_t turn) {
     std::erase_if(unchecked_, [turn](const Unchecked &u) { return u.turn == turn; });
