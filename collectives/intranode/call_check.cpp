@@ -106,18 +106,17 @@ void report_previous(NodeChannel &ch, uint32_t prev) {
 }
 
 Settle settle_checks(NodeChannel &ch, uint32_t turn, bool all, int *rank, uint32_t *at) {
-  // Oldest first; one that is settled leaves the list (the index stays).
-  for (size_t i = 0; i < ch.unchecked().size();) {
-    const NodeChannel::Unchecked u = ch.unchecked()[i];
+  // Oldest first; one that is settled leaves the list.
+  while (!ch.unchecked().empty()) {
+    const NodeChannel::Unchecked u = ch.unchecked().front();
     const bool due = all || turn - u.turn >= kCallSlots - kCallsAhead;
     int missing = -1;
     for (int s = 0; s < ch.size() && missing < 0; ++s)
       if (among(s, u.who, ch.me()) && !ch.entered(s, u.turn, "").reached()) missing = s;
     if (missing >= 0) {
-      if (!due) {
-        ++i;
-        continue;
-      }
+      // Not due: nor are the newer ones, whose records are likelier still missing; looking
+      // would cost a remote cache line each, in every call of a root that runs ahead.
+      if (!due) break;
       *rank = missing;
       *at = u.turn;
       return Settle::wait;

@@ -72,10 +72,10 @@ Settle settle_checks(NodeChannel &ch, uint32_t turn, bool all, int *rank, uint32
 // record differs from local rank 0's, so every rank that finds it words it the same.
 [[noreturn]] void report_previous(NodeChannel &ch, uint32_t prev);
 
-// Waits until no other rank may still read this rank's call slot for `turn`: every other rank
-// has entered the turn before (agree_on_call waits for this too). A root that does not wait for
-// its readers' records calls it before deciding what to offer them, so that what they said after
-// the call before that one (PeerControl::wants_single) is there to read.
+// Waits until no other rank may still read this rank's call slot for `turn` and every other rank
+// has entered turn - `ahead` (agree_on_call waits for this too). A root that does not wait for
+// its readers' records calls it (ahead 1) before deciding what to offer them, so that what they
+// said after the call before that one (PeerControl::wants_single) is there to read.
 Task wait_for_slot(CollContext &ctx, NodeChannel &ch, uint32_t turn, uint32_t ahead = 1);
 
 // After agree_on_call waited for fewer records than everyone's: waits for every other rank's

@@ -94,8 +94,9 @@ struct alignas(64) PeerControl {
   alignas(64) std::atomic<uint32_t> sleepers{0};
   // By turn % kCallSlots. A rank enters turn t (rewriting the slot of t - kCallSlots) only after
   // every other rank entered t - kCallsAhead (a call whose data travels with the records) or t - 1
-  // (any other), so it is never more than kCallsAhead calls ahead of another at entry. A rank
-  // has entered turn t when calls[t % kCallSlots].mark >= t + 1 (the marks only grow).
+  // (any other), so it is never more than kCallsAhead calls ahead of another at entry (one more
+  // in the very first turns, whose slots are fresh and have no turn before to wait for).
+  // A rank has entered turn t when calls[t % kCallSlots].mark >= t + 1 (the marks only grow).
   CallSlot calls[kCallSlots];
 };
 static_assert(sizeof(PeerControl) == 128 + kCallSlots * sizeof(CallSlot) &&

@@ -21,7 +21,7 @@ struct TinyPlan {
   const void *data = nullptr;  // what this rank's record carries
   size_t bytes = 0;
   int wait_for = kEveryone;   // whose records it needs (kEveryone, a local rank, kNobody)
-  int check_later = kNobody;  // whose it compares at its next call (agree_on_call)
+  int check_later = kNobody;  // whose it compares at a later call (agree_on_call)
 };
 
 // The plan for `args` on this rank; fits == false for calls too large for a record and for

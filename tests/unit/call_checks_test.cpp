@@ -69,10 +69,28 @@ TEST_F(CallSlots, ARankMayRunAheadOfTheOthersByAheadCallsOnly) {
   EXPECT_EQ(ch_->slot_blocker(9, kCallsAhead), -1);
   // A call held to one call ahead needs every rank in the turn before.
   EXPECT_EQ(ch_->slot_blocker(9, 1), 1);
-  // A rank further on has rewritten the slot of turn 8 with turn 24's entry: that counts too.
-  enter(1, 24);
+  enter(1, 8);
   enter(2, 8);
   EXPECT_EQ(ch_->slot_blocker(9, 1), -1);
+}
+
+TEST_F(CallSlots, TheFirstTurnsWaitForNobody) {
+  // Nobody entered anything yet: the slots of the first turns were never written, and there is
+  // no earlier turn to wait for.
+  for (uint32_t turn = 0; turn <= kCallsAhead; ++turn) {
+    take_turns_to(turn);
+    EXPECT_EQ(ch_->slot_blocker(turn, kCallsAhead), -1) << turn;
+  }
+  take_turns_to(kCallsAhead + 1);
+  EXPECT_EQ(ch_->slot_blocker(kCallsAhead + 1, kCallsAhead), 1);
+}
+
+TEST_F(CallSlots, ALaterTurnsMarkInTheSameSlotCountsAsEntered) {
+  // The marks only grow: a rank whose slot of turn 1 already holds turn 17 entered turn 1.
+  take_turns_to(9);
+  enter(1, 17);
+  enter(2, 1);
+  EXPECT_EQ(ch_->slot_blocker(9, kCallsAhead), -1);
 }
 
 TEST_F(CallSlots, AMissingRecordWaitsUntilItsCheckIsDue) {
