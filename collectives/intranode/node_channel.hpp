@@ -64,8 +64,8 @@ struct alignas(64) CallSlot {
 };
 static_assert(sizeof(CallRecord) == 32 && sizeof(CallSlot) == 8320);
 
-// How far a rank may run ahead of the others in calls that wait for nobody's record (a small
-// broadcast's or scatter's root, a small gather's or reduce's other ranks): MPI's eager sends
+// How far a rank may run ahead of the others in small broadcasts and scatters, whose root waits
+// for nobody's record (calls_ahead, tiny_calls.hpp: the others are held to one): MPI's eager sends
 // let a root return at once, and a root held to one call ahead waits for every reader to be
 // scheduled, which on shared cores is a scheduler round trip per call (4 ranks on 2 cores:
 // 8 B broadcasts 7x Open MPI's time). The slots keep twice that many turns, so that a rank that

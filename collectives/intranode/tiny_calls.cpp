@@ -262,7 +262,7 @@ bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
 Task tiny_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                TinyPlan plan) {
   co_await agree_on_call(ctx, ch, turn, args, plan.data, plan.bytes, plan.wait_for,
-                         plan.check_later, kCallsAhead);
+                         plan.check_later, calls_ahead(args.kind));
   tiny_finish(ch, turn, args);
 }
 

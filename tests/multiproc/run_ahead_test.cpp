@@ -1,8 +1,8 @@
 // Ranks that wait for nobody's record on the node path (a small broadcast's or scatter's root,
-// a small gather's or reduce's other ranks) return at once, as an eager send does, and may run
-// up to 8 calls (kCallsAhead, node_channel.hpp) ahead of a rank that is late. Their later calls
-// must not overwrite what the late rank has not read yet: every call carries other data, and
-// the late rank must get each call's own.
+// a small gather's or reduce's other ranks) return at once, as an eager send does; the roots
+// may run up to 8 calls (kCallsAhead, node_channel.hpp) ahead of a rank that is late, the
+// senders one. Their later calls must not overwrite what the late rank has not read yet: every
+// call carries other data, and the late rank must get each call's own.
 #include <time.h>
 #include <unistd.h>
 
@@ -145,7 +145,7 @@ TEST(RunAhead, ScatterRootsAheadOfALateReaderOverwriteNothingUnread) {
   }
 }
 
-// The root is late: the others hand their data over and run ahead of it.
+// The root is late: the others hand their data over and return (one call ahead of it at most).
 TEST(RunAhead, GatherAndReduceSendersAheadOfALateRootOverwriteNothingUnread) {
   const auto n = static_cast<size_t>(size());
   for (int i = 0; i < kCalls; ++i) {
