@@ -105,7 +105,9 @@ void report_previous(NodeChannel &ch, uint32_t prev) {
                                          ")"));
 }
 
-Settle settle_checks(NodeChannel &ch, uint32_t turn, bool all, int *rank, uint32_t *at) {
+Settle settle_checks(NodeChannel &ch, uint32_t turn, int wait_for, uint32_t ahead, int *rank,
+                     uint32_t *at) {
+  const bool all = wait_for == kEveryone || ahead == 1;
   // Oldest first; one that is settled leaves the list.
   while (!ch.unchecked().empty()) {
     const NodeChannel::Unchecked u = ch.unchecked().front();
@@ -156,10 +158,9 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
   const CallRecord mine = record_of(args, ctx.seq());
   if (!args.entered) {
     co_await wait_for_slot(ctx, ch, turn, ahead);
-    const bool all = wait_for == kEveryone || ahead == 1;
     for (int s = -1;;) {
       uint32_t at = 0;
-      const Settle settled = settle_checks(ch, turn, all, &s, &at);
+      const Settle settled = settle_checks(ch, turn, wait_for, ahead, &s, &at);
       if (settled == Settle::done) break;
       if (settled == Settle::wait) {
         co_await ctx.wait_flag(ch.entered(s, at, "enter an earlier collective"));

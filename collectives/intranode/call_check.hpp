@@ -39,8 +39,8 @@ inline bool among(int s, int who, int me) {
 // sizeof(CallSlot::data) bytes, or null) travels with the record: once this returns, the
 // records (and data) waited for are in ch.call_slot(rank, turn).data, readable until this rank
 // enters its next call. `ahead`: how many calls this rank may be ahead of the others at entry
-// (NodeChannel::slot_blocker): 1, or up to kCallsAhead for a call whose data travels with the
-// records.
+// (NodeChannel::slot_blocker): 1, or kCallsAhead for a small broadcast or scatter
+// (calls_ahead, tiny_calls.hpp).
 //
 // A rank that waited for nobody has not compared its record with anyone's: `check_later` (a
 // local rank, kEveryone, or kNobody) is whose it compares at a later entry, before publishing
@@ -60,14 +60,15 @@ Task agree_on_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollA
 // The checks this rank left for later (agree_on_call), before it publishes its record of
 // `turn`: compares the records that are there, and those it must not leave any longer (the
 // others rewrite their slot of turn t once this rank entered t + kCallSlots - kCallsAhead; they
-// are there, as this rank's slot waited for every rank to enter turn - kCallsAhead). `all`:
-// every one (a call that waits for every rank reports a disagreement before publishing, so
-// that nobody completes it without this rank; a call held to one call ahead, as before).
-// `done`: no check is due any more. `wait`: a due one's record is not there yet: wait for local
-// rank *rank to enter *at. `differs`: the records of *at differ (report_previous names them once
-// every rank entered it).
+// are there, as this rank's slot waited for every rank to enter turn - kCallsAhead). Every one,
+// waiting where needed, for a call that waits for every rank (`wait_for`: it reports a
+// disagreement before publishing, so that nobody completes it without this rank) or is held to
+// one call ahead (`ahead` 1, as before). `done`: no check is due any more. `wait`: a due one's
+// record is not there yet: wait for local rank *rank to enter *at. `differs`: the records of *at
+// differ (report_previous names them once every rank entered it).
 enum class Settle { done, wait, differs };
-Settle settle_checks(NodeChannel &ch, uint32_t turn, bool all, int *rank, uint32_t *at);
+Settle settle_checks(NodeChannel &ch, uint32_t turn, int wait_for, uint32_t ahead, int *rank,
+                     uint32_t *at);
 // Every rank has entered `prev` and the records differ: fails naming the first rank whose
 // record differs from local rank 0's, so every rank that finds it words it the same.
 [[noreturn]] void report_previous(NodeChannel &ch, uint32_t prev);

@@ -29,11 +29,11 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
   const uint32_t turn = ch.take_turn();  // held from here: nothing else was in flight
   args.turn_taken = true;
   args.turn = turn;
-  if (ch.slot_blocker(turn, calls_ahead(args.kind)) >= 0) return false;
+  const uint32_t ahead = calls_ahead(args.kind);
+  if (ch.slot_blocker(turn, ahead) >= 0) return false;
   int rank = -1;
   uint32_t at = 0;
-  const bool all = tiny.wait_for == kEveryone || calls_ahead(args.kind) == 1;  // as agree_on_call
-  if (settle_checks(ch, turn, all, &rank, &at) != Settle::done) return false;
+  if (settle_checks(ch, turn, tiny.wait_for, ahead, &rank, &at) != Settle::done) return false;
   const CallRecord mine = record_of(args, seq);
   write_record(ch, turn, mine, tiny.data, tiny.bytes);
   args.entered = true;

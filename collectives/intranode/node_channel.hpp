@@ -93,7 +93,7 @@ struct alignas(64) PeerControl {
   std::atomic<uint8_t> wants_single[CopyChooser::kClasses]{};
   alignas(64) std::atomic<uint32_t> sleepers{0};
   // By turn % kCallSlots. A rank enters turn t (rewriting the slot of t - kCallSlots) only after
-  // every other rank entered t - kCallsAhead (a call whose data travels with the records) or t - 1
+  // every other rank entered t - kCallsAhead (a small broadcast or scatter: calls_ahead) or t - 1
   // (any other), so it is never more than kCallsAhead calls ahead of another at entry (one more
   // in the very first turns, whose slots are fresh and have no turn before to wait for).
   // A rank has entered turn t when calls[t % kCallSlots].mark >= t + 1 (the marks only grow).
@@ -243,8 +243,8 @@ class NodeChannel {
   }
 
   // Call slots: before a rank writes its slot for `turn` (rewriting turn - kCallSlots'), every
-  // other rank must have entered turn - `ahead` (1, or up to kCallsAhead for a call whose data
-  // travels with the records), so finished reading it. A call in which every rank waits for
+  // other rank must have entered turn - `ahead` (1, or kCallsAhead for a small broadcast or
+  // scatter), so finished reading it. A call in which every rank waits for
   // every other (agree_on_call) implies that for the next one; it is still checked at every
   // entry (cheap: what was seen is cached), should a call not wait. The rank that may still
   // read this rank's slot, or -1; uses what this rank already saw.

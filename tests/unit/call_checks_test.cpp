@@ -101,15 +101,17 @@ TEST_F(CallSlots, AMissingRecordWaitsUntilItsCheckIsDue) {
   uint32_t at = 0;
   // Rank 2's record is not there: left for later while the slots keep it.
   for (uint32_t turn = 1; turn < kCallSlots - kCallsAhead; ++turn) {
-    EXPECT_EQ(settle_checks(*ch_, turn, false, &rank, &at), Settle::done) << turn;
+    EXPECT_EQ(settle_checks(*ch_, turn, kNobody, kCallsAhead, &rank, &at), Settle::done) << turn;
     EXPECT_EQ(ch_->unchecked().size(), 1u);
   }
   // Due: at the turn after which rank 2 may rewrite it.
-  EXPECT_EQ(settle_checks(*ch_, kCallSlots - kCallsAhead, false, &rank, &at), Settle::wait);
+  EXPECT_EQ(settle_checks(*ch_, kCallSlots - kCallsAhead, kNobody, kCallsAhead, &rank, &at),
+            Settle::wait);
   EXPECT_EQ(rank, 2);
   EXPECT_EQ(at, 0u);
   enter(2, 0);
-  EXPECT_EQ(settle_checks(*ch_, kCallSlots - kCallsAhead, false, &rank, &at), Settle::done);
+  EXPECT_EQ(settle_checks(*ch_, kCallSlots - kCallsAhead, kNobody, kCallsAhead, &rank, &at),
+            Settle::done);
   EXPECT_TRUE(ch_->unchecked().empty());
 }
 
@@ -121,12 +123,12 @@ TEST_F(CallSlots, ACallThatWaitsForEveryRankSettlesEveryCheckFirst) {
   enter(2, 0);
   int rank = -1;
   uint32_t at = 0;
-  EXPECT_EQ(settle_checks(*ch_, 2, true, &rank, &at), Settle::wait);
+  EXPECT_EQ(settle_checks(*ch_, 2, kEveryone, kCallsAhead, &rank, &at), Settle::wait);
   EXPECT_EQ(rank, 1);
   EXPECT_EQ(at, 1u);
   ASSERT_EQ(ch_->unchecked().size(), 1u);  // turn 0 was there and agreed
   enter(1, 1);
-  EXPECT_EQ(settle_checks(*ch_, 2, true, &rank, &at), Settle::done);
+  EXPECT_EQ(settle_checks(*ch_, 2, kEveryone, kCallsAhead, &rank, &at), Settle::done);
   EXPECT_TRUE(ch_->unchecked().empty());
 }
 
@@ -139,7 +141,7 @@ TEST_F(CallSlots, ADifferingRecordIsReportedNamingBothRanks) {
   enter(2, 2, /*root=*/2);
   int rank = -1;
   uint32_t at = 0;
-  ASSERT_EQ(settle_checks(*ch_, 3, false, &rank, &at), Settle::differs);
+  ASSERT_EQ(settle_checks(*ch_, 3, kNobody, kCallsAhead, &rank, &at), Settle::differs);
   EXPECT_EQ(at, 2u);
   try {
     report_previous(*ch_, at);
