@@ -39,8 +39,8 @@ inline bool among(int s, int who, int me) {
 // sizeof(CallSlot::data) bytes, or null) travels with the record: once this returns, the
 // records (and data) waited for are in ch.call_slot(rank, turn).data, readable until this rank
 // enters its next call. `ahead`: how many calls this rank may be ahead of the others at entry
-// (NodeChannel::slot_blocker): 1, or kCallsAhead for a small broadcast or scatter
-// (calls_ahead, tiny_calls.hpp).
+// (NodeChannel::slot_blocker): 1, or kCallsAhead in a small call but a gather's or
+// reduce's senders' (calls_ahead, tiny_calls.hpp).
 //
 // A rank that waited for nobody has not compared its record with anyone's: `check_later` (a
 // local rank, kEveryone, or kNobody) is whose it compares at a later entry, before publishing

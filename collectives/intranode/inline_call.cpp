@@ -29,7 +29,7 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
   const uint32_t turn = ch.take_turn();  // held from here: nothing else was in flight
   args.turn_taken = true;
   args.turn = turn;
-  const uint32_t ahead = calls_ahead(args.kind);
+  const uint32_t ahead = calls_ahead(args.kind, tiny.wait_for);
   if (ch.slot_blocker(turn, ahead) >= 0) return false;
   int rank = -1;
   uint32_t at = 0;

@@ -64,8 +64,9 @@ struct alignas(64) CallSlot {
 };
 static_assert(sizeof(CallRecord) == 32 && sizeof(CallSlot) == 8320);
 
-// How far a rank may run ahead of the others in small broadcasts and scatters, whose root waits
-// for nobody's record (calls_ahead, tiny_calls.hpp: the others are held to one): MPI's eager sends
+// How far a rank may run ahead of the others in small calls (calls_ahead, tiny_calls.hpp: a
+// gather's or reduce's senders are held to one), so that a broadcast's or scatter's root,
+// which waits for nobody's record, hands its data over and returns: MPI's eager sends
 // let a root return at once, and a root held to one call ahead waits for every reader to be
 // scheduled, which on shared cores is a scheduler round trip per call (4 ranks on 2 cores:
 // 8 B broadcasts 7x Open MPI's time). The slots keep twice that many turns, so that a rank that
@@ -93,9 +94,10 @@ struct alignas(64) PeerControl {
   std::atomic<uint8_t> wants_single[CopyChooser::kClasses]{};
   alignas(64) std::atomic<uint32_t> sleepers{0};
   // By turn % kCallSlots. A rank enters turn t (rewriting the slot of t - kCallSlots) only after
-  // every other rank entered t - kCallsAhead (a small broadcast or scatter: calls_ahead) or t - 1
-  // (any other), so it is never more than kCallsAhead calls ahead of another at entry (one more
-  // in the very first turns, whose slots are fresh and have no turn before to wait for).
+  // every other rank entered t - calls_ahead (tiny_calls.hpp): t - kCallsAhead in a small call
+  // but a gather's or reduce's senders', else t - 1. So it is never more than kCallsAhead calls
+  // ahead of another at entry (one more in the very first turns, whose slots are fresh and have
+  // no turn before to wait for).
   // A rank has entered turn t when calls[t % kCallSlots].mark >= t + 1 (the marks only grow).
   CallSlot calls[kCallSlots];
 };
@@ -243,8 +245,8 @@ class NodeChannel {
   }
 
   // Call slots: before a rank writes its slot for `turn` (rewriting turn - kCallSlots'), every
-  // other rank must have entered turn - `ahead` (1, or kCallsAhead for a small broadcast or
-  // scatter), so finished reading it. A call in which every rank waits for
+  // other rank must have entered turn - `ahead` (calls_ahead: 1, or kCallsAhead in most
+  // small calls), so finished reading it. A call in which every rank waits for
   // every other (agree_on_call) implies that for the next one; it is still checked at every
   // entry (cheap: what was seen is cached), should a call not wait. The rank that may still
   // read this rank's slot, or -1; uses what this rank already saw.

@@ -262,7 +262,7 @@ bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
 Task tiny_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                TinyPlan plan) {
   co_await agree_on_call(ctx, ch, turn, args, plan.data, plan.bytes, plan.wait_for,
-                         plan.check_later, calls_ahead(args.kind));
+                         plan.check_later, calls_ahead(args.kind, plan.wait_for));
   tiny_finish(ch, turn, args);
 }
 

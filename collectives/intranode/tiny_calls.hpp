@@ -60,17 +60,24 @@ bool alltoallv_room_for_refs(size_t n);
 // is known only from the records); the algorithm then takes its large path.
 bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args);
 
-// How many calls ahead of the others a rank may enter a small call of `kind`: kCallsAhead for a
-// broadcast or scatter (their roots hand the data over and return), 1 for the rest. A gather's
-// or reduce's senders return at once too, but their root waits for all of them every call:
-// run ahead they only took the shared cores from it (4 ranks on 2 cores, 8 B-2 KiB gathers and
-// reduces 3.7-7.2 µs against 3.2-4.6 held to one call).
-inline uint32_t calls_ahead(CollKind kind) {
-  return kind == CollKind::broadcast || kind == CollKind::scatter ? kCallsAhead : 1;
+// How many calls ahead of the others a rank may enter a small call of `kind` in which it waits
+// for `wait_for`'s records (TinyPlan::wait_for): 1 for a gather's or reduce's senders,
+// kCallsAhead for every other rank. A broadcast's or scatter's root hands its data over and
+// returns; a rank that waits for every record (a barrier, an allreduce, a gather's root) waits
+// for the others' records of this very turn anyway, and holding it back as well only sent the
+// inline path to the scheduler whenever a root had run ahead (4 ranks on 2 cores: the barrier
+// between osu-mode broadcasts, 8-64 B broadcasts 5-10 µs held to one, 0.2-0.3 ahead). A
+// gather's or reduce's senders return at once too, but their root waits for all of them every
+// call: run ahead they only took the shared cores from it (4 ranks on 2 cores, 8 B-2 KiB
+// gathers and reduces 3.7-7.2 µs against 3.2-4.6 held to one call).
+inline uint32_t calls_ahead(CollKind kind, int wait_for) {
+  const bool sender =
+      wait_for == kNobody && kind != CollKind::broadcast && kind != CollKind::scatter;
+  return sender ? 1 : kCallsAhead;
 }
 
-// A call whose plan fits, from agreement to completion: a broadcast's or scatter's root may be
-// up to kCallsAhead calls ahead of the others when it enters (calls_ahead, node_channel.hpp).
+// A call whose plan fits, from agreement to completion: a rank may be up to calls_ahead calls
+// ahead of the others when it enters (node_channel.hpp).
 Task tiny_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                TinyPlan plan);
 

@@ -12,6 +12,7 @@
 #include "error.hpp"
 #include "intranode/call_check.hpp"
 #include "intranode/node_channel.hpp"
+#include "intranode/tiny_calls.hpp"
 #include "node/node_map.hpp"
 
 namespace braid::coll {
@@ -72,6 +73,21 @@ TEST_F(CallSlots, ARankMayRunAheadOfTheOthersByAheadCallsOnly) {
   enter(1, 8);
   enter(2, 8);
   EXPECT_EQ(ch_->slot_blocker(9, 1), -1);
+}
+
+// Only a gather's or reduce's senders are held to one call: a root that hands its data over
+// runs ahead, and so does a rank that waits for every record of its own turn anyway (holding a
+// barrier back sent the inline path to the scheduler after every broadcast a root ran ahead).
+TEST(CallsAhead, OnlyTheSendersToAWaitingRootAreHeldToOneCall) {
+  EXPECT_EQ(calls_ahead(CollKind::gather, kNobody), 1u);
+  EXPECT_EQ(calls_ahead(CollKind::reduce, kNobody), 1u);
+  EXPECT_EQ(calls_ahead(CollKind::gather, kEveryone), kCallsAhead);
+  EXPECT_EQ(calls_ahead(CollKind::broadcast, kNobody), kCallsAhead);
+  EXPECT_EQ(calls_ahead(CollKind::broadcast, 0), kCallsAhead);
+  EXPECT_EQ(calls_ahead(CollKind::scatter, kNobody), kCallsAhead);
+  for (CollKind k : {CollKind::barrier, CollKind::allreduce, CollKind::allgather,
+                     CollKind::alltoall, CollKind::reduce_scatter})
+    EXPECT_EQ(calls_ahead(k, kEveryone), kCallsAhead) << static_cast<int>(k);
 }
 
 TEST_F(CallSlots, TheFirstTurnsWaitForNobody) {
