@@ -90,7 +90,7 @@ DirectRefs direct_refs(NodeChannel &ch, const CollArgs &args) {
   }
   if (args.kind == CollKind::broadcast) {  // the others read the root's
     if (ch.world_rank(ch.me()) == args.root)
-      r.recv = offer_root_buffer(ch, args.recvbuf, bytes, bytes);
+      r.recv = offer_root_buffer(ch, args.kind, args.recvbuf, bytes, bytes);
     return r;
   }
   if (bytes < kDirectMinBytes || args.kind != CollKind::allreduce) return r;
@@ -106,9 +106,15 @@ DirectRefs direct_refs(NodeChannel &ch, const CollArgs &args) {
   return r;
 }
 
-SharedRef offer_root_buffer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied) {
+size_t root_mapped_min(const NodeChannel &ch, CollKind kind) {
+  if (!ch.oversubscribed()) return kDirectMinBytes;
+  return kind == CollKind::scatter ? size_t{512} << 10 : size_t{1} << 20;
+}
+
+SharedRef offer_root_buffer(const NodeChannel &ch, CollKind kind, const void *p, size_t bytes,
+                            size_t copied) {
   if (p == nullptr) return {};
-  if (copied >= kDirectMinBytes)
+  if (copied >= root_mapped_min(ch, kind))
     if (const SharedRef mapped = shared_ref(p, bytes); mapped.valid()) return mapped;
   return ch.readers_want_single(copied) ? cma_ref(p) : SharedRef{};
 }

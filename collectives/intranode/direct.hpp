@@ -57,9 +57,21 @@ static_assert(sizeof(DirectRefs) <= sizeof(CallSlot::data));
 SharedRef offer(NodeChannel &ch, const void *p, size_t bytes, size_t copied, bool reads);
 
 // The root's buffer of a broadcast or scatter, of which each reader copies `copied` bytes:
-// mapped as offer() does, else offered for single copy only when every reader asked for it
-// (NodeChannel::readers_want_single): then the readers copy without an agreement step.
-SharedRef offer_root_buffer(const NodeChannel &ch, const void *p, size_t bytes, size_t copied);
+// mapped as offer() does from root_mapped_min(ch, kind) bytes, else offered for single copy
+// only when every reader asked for it (NodeChannel::readers_want_single): then the readers copy
+// without an agreement step.
+SharedRef offer_root_buffer(const NodeChannel &ch, CollKind kind, const void *p, size_t bytes,
+                            size_t copied);
+
+// From how many bytes per reader a broadcast's or scatter's root lets the readers copy straight
+// out of its mapped buffer. Zero copy holds the root until every reader has copied; through the
+// windows it deposits and returns. With a core each that wait is short and zero copy wins from
+// kDirectMinBytes; where ranks share cores the root waits for every reader to be scheduled:
+// 4 ranks on 2 cores, braid_mem_alloc buffers, 16-256 KiB broadcasts took 22-34 µs zero copy
+// against 2-17 through the windows. There the windows keep sizes up to what their four buffers
+// hold (broadcast: 512 KiB; scatter, whose windows carry every reader's block, 256 KiB).
+// Root-local: the readers follow whatever the root's record offers.
+size_t root_mapped_min(const NodeChannel &ch, CollKind kind);
 
 // This rank's buffers of the call as peers can reach them (invalid where they cannot: mapped
 // from kDirectMinBytes, single copy from kSingleCopyMinBytes where offered).

@@ -157,6 +157,11 @@ class NodeChannel {
   }
   int pid(int local) const { return ctl(local).pid; }
 
+  // More ranks than cores compete for this rank's CPUs (NodeDiscovery::oversubscribed): a
+  // root that waits for its readers waits for the scheduler (root_mapped_min, direct.hpp).
+  void set_oversubscribed(bool on) { oversubscribed_ = on; }
+  bool oversubscribed() const { return oversubscribed_; }
+
   // Single copy through CMA for ordinary buffers (single_copy.hpp): BRAID_CMA's mode, and
   // whether this rank wants it for the next call of `bytes` it copies.
   void set_cma_mode(detail::CmaMode mode) { cma_mode_ = mode; }
@@ -308,6 +313,7 @@ class NodeChannel {
   std::atomic<uint32_t> serving_{0};
   PeerMappings mappings_;
   detail::CmaMode cma_mode_ = detail::CmaMode::automatic;
+  bool oversubscribed_ = false;
   CopyChooser chooser_;
   bool decided_ = false;  // want_single was asked in the current turn
   bool want_ = false;

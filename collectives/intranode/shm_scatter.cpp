@@ -39,7 +39,7 @@ Task scatter_shm(CollContext &ctx, CollArgs args) {
   // where it is a braid_mem_alloc region, or by single copy (scatter_direct).
   DirectRefs refs;
   if (is_root && !args.entered) co_await wait_for_slot(ctx, ch, ticket);
-  if (is_root) refs.send = offer_root_buffer(ch, send, all, block);
+  if (is_root) refs.send = offer_root_buffer(ch, args.kind, send, all, block);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs, is_root ? kNobody : root,
                          is_root ? kEveryone : kNobody);
   if (const SharedRef r = refs_of(ch, root, ticket).send; r.valid() && !r.cma())

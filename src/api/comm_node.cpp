@@ -48,6 +48,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
   if (leaders_ok && ok) {
     res->channel = std::make_unique<coll::NodeChannel>(res->segment.data(), m);
     res->channel->set_cma_mode(nodes.cma);
+    res->channel->set_oversubscribed(nodes.oversubscribed);
     if (shared) res->channel->claim_own_part(numa_node);
   }
   const bool everyone_ok = agree(leaders_ok && ok);
