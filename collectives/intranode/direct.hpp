@@ -68,9 +68,10 @@ SharedRef offer_root_buffer(const NodeChannel &ch, CollKind kind, const void *p,
 // windows it deposits and returns. With a core each that wait is short and zero copy wins from
 // kDirectMinBytes; where ranks share cores the root waits for every reader to be scheduled:
 // 4 ranks on 2 cores, braid_mem_alloc buffers, 16-256 KiB broadcasts took 22-34 µs zero copy
-// against 2-17 through the windows. There the windows keep sizes up to what their four buffers
-// hold (broadcast: 512 KiB; scatter, whose windows carry every reader's block, 256 KiB).
-// Root-local: the readers follow whatever the root's record offers.
+// against 2-17 through the windows. There zero copy starts at the crossovers measured on that
+// machine: 1 MiB for a broadcast, 512 KiB per block for a scatter (below them the windows won).
+// Root-local: the readers follow whatever the root's record offers. A root still offers single
+// copy (CMA) below them when its readers asked for it, as on ordinary buffers.
 size_t root_mapped_min(const NodeChannel &ch, CollKind kind);
 
 // This rank's buffers of the call as peers can reach them (invalid where they cannot: mapped

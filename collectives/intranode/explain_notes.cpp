@@ -16,8 +16,10 @@ const char *allreduce_shm_note(size_t bytes) {
 }
 
 const char *broadcast_shm_note(size_t bytes) {
+  // root_mapped_min: where ranks share cores the root offers its buffer from 1 MiB only.
   if (bytes >= kDirectMinBytes)
-    return " [zero-copy on braid_mem_alloc buffers] [else single copy (CMA) where measured faster]";
+    return " [zero-copy on braid_mem_alloc buffers (from 1 MiB where ranks share cores)] [else "
+           "single copy (CMA) where measured faster]";
   // Up to the records' room (8224 bytes) the vector travels with the root's call record.
   return bytes > sizeof(CallSlot::data) ? " [single copy (CMA) where measured faster]" : "";
 }

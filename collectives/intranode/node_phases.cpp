@@ -53,15 +53,16 @@ Task reduce_whole(CollContext &ctx, NodeChannel &ch, const char *send, char *rec
 // destination reduces each window straight into its result. Every byte crosses between the
 // cores once (the reduce-scatter below moves half the vector each way and the reduced half
 // back: 1.5 times), and the destination makes one pass, as Open MPI's root does (2-rank
-// reduces of 256 KiB-4 MiB were 1.4-1.7x its time). Windows of a broadcast's size, so that
-// the deposit of the next overlaps the reduce of this one.
+// reduces of 256 KiB-4 MiB were 1.4-1.7x its time). A quarter of the vector per window, between
+// 32 KiB and a broadcast's 128 KiB, so that the deposit of the next window overlaps the reduce
+// of this one from 64 KiB on.
 constexpr size_t kPairChunkMin = size_t{32} << 10;
+static_assert(kPairChunkMin <= kBroadcastChunk);  // std::clamp's bounds
 Task reduce_pair_to_one(CollContext &ctx, NodeChannel &ch, const char *send, char *recv, ReduceOf r,
                         int to) {
   const int me = ch.me();
   const int other = 1 - me;
   const size_t es = r.elem_size;
-  // At least four windows up to 512 KiB, so that a 128 KiB vector is a pipeline too.
   const size_t chunk = std::clamp(r.count * es / 4, kPairChunkMin, kBroadcastChunk);
   const size_t per_window = std::max<size_t>(1, chunk / es);
   for (size_t first = 0; first < r.count; first += per_window) {

@@ -25,7 +25,8 @@ struct ReduceOf {
 // recv = the reduction of every local rank's send, in local rank order, on every local rank
 // (to < 0) or only on local rank `to` (the others' recv is left alone). Small vectors: one
 // window, every reducing rank combines all of them. Large: per window, a reduce-scatter (each
-// rank reduces 1/n of the window, each element once) and a gather of the reduced shares.
+// rank reduces 1/n of the window, each element once) and a gather of the reduced shares; on two
+// ranks with a `to`, the other deposits its vector and `to` reduces each window into recv.
 Task node_reduce(CollContext &ctx, NodeChannel &ch, const char *send, char *recv, ReduceOf r,
                  int to);
 // buf on every local rank = buf on local rank `root`, window by window (the root writes each

@@ -1,7 +1,7 @@
 // A broadcast's or scatter's root offers its braid_mem_alloc buffer for zero copy
 // (collectives/intranode/direct.hpp: offer_root_buffer, root_mapped_min) from 16 KiB per reader
-// on ranks with a core each, and only from what the windows no longer hold where ranks share
-// cores: zero copy holds the root until every reader has copied, which on shared cores is a
+// on ranks with a core each, and only from the measured crossovers (1 MiB, 512 KiB) where ranks
+// share cores: zero copy holds the root until every reader has copied, which on shared cores is a
 // wait for the scheduler (4 ranks on 2 cores: 16-256 KiB broadcasts 22-34 µs against 2-17).
 #include <gtest/gtest.h>
 
@@ -51,7 +51,7 @@ TEST_F(RootOffer, WithACoreEachFromSixteenKiB) {
   }
 }
 
-TEST_F(RootOffer, OnSharedCoresOnlyPastWhatTheWindowsHold) {
+TEST_F(RootOffer, OnSharedCoresFromTheMeasuredCrossovers) {
   ch_->set_oversubscribed(true);
   EXPECT_FALSE(mapped(CollKind::broadcast, size_t{512} << 10));
   EXPECT_TRUE(mapped(CollKind::broadcast, size_t{1} << 20));
