@@ -193,9 +193,16 @@ def main():
                     if col == "auto picks":
                         # The node-local paths are picked by topology and not forced by compare.
                         # On braid_mem_alloc buffers the single-node path goes in place from
-                        # 16 KiB (collectives/intranode/direct.hpp), and braid-bench says so.
+                        # 16 KiB (collectives/intranode/direct.hpp), and braid-bench says so;
+                        # a broadcast's root whose cores are shared by more ranks than they
+                        # number (unbound ranks, more than the CPUs) only from 1 MiB
+                        # (root_mapped_min), past these sizes.
+                        zero_copy_from = 16 << 10
+                        if coll == "broadcast" and ranks > len(os.sched_getaffinity(0)):
+                            zero_copy_from = 1 << 20
                         zero_copy = (system is not None and system.endswith(" mem_alloc") and
-                                     cell.startswith("shm") and parse_size(row[0]) >= 16 << 10)
+                                     cell.startswith("shm") and
+                                     parse_size(row[0]) >= zero_copy_from)
                         # From 4 KiB the node path may copy straight out of a peer's ordinary
                         # buffer (single copy through CMA, when the ranks measured it cheaper),
                         # and braid-bench says so too.
