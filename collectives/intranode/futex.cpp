@@ -1,6 +1,7 @@
 #include "intranode/futex.hpp"
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,11 +16,38 @@ long futex(const std::atomic<uint32_t> *word, int op, uint32_t val, const timesp
   return syscall(SYS_futex, reinterpret_cast<const uint32_t *>(word), op, val, timeout, nullptr, 0);
 }
 
+long membarrier(int cmd) {
+  return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+// Whether the kernel fences other processes' threads on request (Linux 4.16 and later, unless
+// a seccomp filter refuses the call).
+bool global_expedited() {
+  static const bool ok = [] {
+    const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    return cmds >= 0 && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0 &&
+           (cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) != 0;
+  }();
+  return ok;
+}
+
 }  // namespace
+
+void enable_light_publish() {
+  static const bool registered =
+      global_expedited() && membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
+  if (registered) light_publish.store(true, std::memory_order_relaxed);
+}
 
 void futex_sleep(const FlagWait &flag, long timeout_us) {
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
-  if (flag.sleepers) flag.sleepers->fetch_add(1, std::memory_order_seq_cst);
+  if (flag.sleepers) {
+    flag.sleepers->fetch_add(1, std::memory_order_seq_cst);
+    // The other half of publish's Dekker: every running thread of the registered processes
+    // executes a full fence, so an owner that published without one either has its value seen
+    // below or sees this sleeper. Owners that are not registered publish with a fence.
+    if (global_expedited()) membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+  }
   const uint32_t seen = flag.word->load(std::memory_order_seq_cst);
   if (static_cast<int32_t>(seen - flag.target) < 0) {
     timespec ts{timeout_us / 1000000, (timeout_us % 1000000) * 1000};

@@ -40,6 +40,7 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
       mappings_(map.local_size()),
       cma_state_(static_cast<size_t>(map.local_size()), 0) {
   unchecked_.reserve(kCallSlots);  // no allocation in a call
+  enable_light_publish();
 }
 
 void NodeChannel::seed_copy_choice(const CostModel &model) {

@@ -227,7 +227,13 @@ class NodeChannel {
   void count_direct_call() { direct_calls_.fetch_add(1, std::memory_order_relaxed); }
   // Small blocking calls completed inline (inline_call.hpp), for braid_comm_counters.
   uint64_t inline_calls() const { return inline_calls_.load(std::memory_order_relaxed); }
-  void count_inline_call() { inline_calls_.fetch_add(1, std::memory_order_relaxed); }
+  // A load and a store, not a locked add: this thread is the only writer, and a locked
+  // instruction would wait for the call's stores to the slot to leave the store buffer
+  // (futex.hpp's publish).
+  void count_inline_call() {
+    inline_calls_.store(inline_calls_.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+  }
 
   // The next window of the node's sequence.
   uint32_t take_window() { return next_window_++; }
@@ -292,9 +298,10 @@ class NodeChannel {
   // No collective holds or waits for a turn.
   bool idle() const { return serving_.load(std::memory_order_relaxed) == next_turn_; }
   FlagWait turn(uint32_t ticket) const { return FlagWait{&serving_, ticket, -1, 0, nullptr, ""}; }
+  // One writer, the thread that holds the communicator: no locked add (count_inline_call).
   void end_turn() {
     decided_ = false;
-    serving_.fetch_add(1, std::memory_order_release);
+    serving_.store(serving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
  private:
