@@ -16,6 +16,22 @@ size_t local_root(const NodeChannel &ch, const CollArgs &args) {
   return static_cast<size_t>(ch.map().local_index[args.root]);
 }
 
+// A scatter root's record carries the others' blocks, without its own, where they lie
+// contiguous in its send buffer: when its own block is the first or the last (on 2 ranks
+// always; 8 KiB blocks then fit). Otherwise it carries every block. Where the root's record
+// starts in its send buffer and how many blocks it carries; the same on every rank.
+struct ScatterRecord {
+  size_t skip = 0;    // bytes of sendbuf before the record's first block
+  size_t blocks = 0;  // blocks in the record
+};
+ScatterRecord scatter_record(const NodeChannel &ch, const CollArgs &args) {
+  const auto n = static_cast<size_t>(ch.size());
+  const auto root_at = static_cast<size_t>(ch.world_rank(static_cast<int>(local_root(ch, args))));
+  const size_t bytes = args.bytes();
+  if (root_at == 0) return {bytes, n - 1};
+  return {0, root_at == n - 1 ? n - 1 : n};
+}
+
 // out = in(0) op in(1) op ... in local rank order, the lowest rank's data on the left:
 // identical bits on every rank.
 template <typename In>
@@ -143,10 +159,15 @@ TinyPlan tiny_plan(const NodeChannel &ch, const CollArgs &args, uint64_t *stage)
       // Off the root: hand the vector (block) over with the record; nothing comes back.
       if (is_root) return {bytes <= kRoom, args.sendbuf, bytes, kEveryone};
       return {bytes <= kRoom, args.sendbuf, bytes, kNobody, root};
-    case CollKind::scatter:
-      // The root hands every block over with its record; the others need only its record.
-      if (is_root) return {bytes * n <= kRoom, args.sendbuf, bytes * n, kNobody, kEveryone};
-      return {bytes * n <= kRoom, nullptr, 0, root};
+    case CollKind::scatter: {
+      // The root hands the blocks over with its record; the others need only its record.
+      const ScatterRecord r = scatter_record(ch, args);
+      const bool fits = bytes * r.blocks <= kRoom;
+      if (is_root)
+        return {fits, static_cast<const char *>(args.sendbuf) + r.skip, bytes * r.blocks, kNobody,
+                kEveryone};
+      return {fits, nullptr, 0, root};
+    }
     case CollKind::allgather:
       return {bytes <= kRoom, args.sendbuf, bytes, kEveryone};
     case CollKind::alltoall:
@@ -208,7 +229,8 @@ bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
       if (is_root) {
         if (send + at(me) != recv) std::memcpy(recv, send + at(me), bytes);
       } else {
-        std::memcpy(recv, data(static_cast<int>(local_root(ch, args))) + at(me), bytes);
+        const ScatterRecord r = scatter_record(ch, args);
+        std::memcpy(recv, data(static_cast<int>(local_root(ch, args))) + at(me) - r.skip, bytes);
       }
       return true;
     case CollKind::alltoall:
