@@ -263,10 +263,12 @@ void Scheduler::wait(Collective &c) {
   // about as much as a pass, so it is read every 16 passes and not at all by short waits.
   Clock::time_point idle_since{};
   unsigned passes = 0;
+  Sleeper sleeper;
   while (!c.finished()) {
     bool progressed = progress();
     if (c.finished()) break;
     if (progressed) {
+      sleeper.release();
       idle_since = Clock::time_point{};
       passes = 0;
       continue;
@@ -281,11 +283,11 @@ void Scheduler::wait(Collective &c) {
       sched_yield();
       continue;
     }
-    sleep();
+    sleep(sleeper);
   }
 }
 
-void Scheduler::sleep() {
+void Scheduler::sleep(Sleeper &sleeper) {
   const FlagWait *flag = nullptr;
   for (auto &c : active_) {
     if (c->has_messages()) {
@@ -296,9 +298,10 @@ void Scheduler::sleep() {
       flag = c->blocked_on_flag();
   }
   if (flag != nullptr) {
-    futex_sleep(*flag, kSleepMs * 1000L);
+    sleeper.sleep(*flag, kSleepMs * 1000L);
     return;
   }
+  sleeper.release();
   try {
     transport_.wait(kSleepMs);
   } catch (const detail::Failure &f) {

@@ -18,6 +18,8 @@
 
 namespace braid::coll {
 
+class Sleeper;  // intranode/futex.hpp
+
 class Scheduler {
  public:
   // `oversubscribed`: more ranks on this host than cores this process may run on. Then an idle
@@ -70,8 +72,9 @@ class Scheduler {
 
  private:
   // Sleeps until something may have changed: on a shared-memory flag when every collective
-  // waits on one, else on the transport.
-  void sleep();
+  // waits on one (`sleeper` stays announced to its owner until wait makes progress), else on
+  // the transport.
+  void sleep(Sleeper &sleeper);
 
   detail::Transport &transport_;
   int rank_;

@@ -39,21 +39,32 @@ void enable_light_publish() {
   if (registered) light_publish.store(true, std::memory_order_relaxed);
 }
 
-void futex_sleep(const FlagWait &flag, long timeout_us) {
+void Sleeper::sleep(const FlagWait &flag, long timeout_us) {
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
-  if (flag.sleepers) {
-    flag.sleepers->fetch_add(1, std::memory_order_seq_cst);
-    // The other half of publish's Dekker: every running thread of the registered processes
-    // executes a full fence, so an owner that published without one either has its value seen
-    // below or sees this sleeper. Owners that are not registered publish with a fence.
-    if (global_expedited()) membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+  if (flag.sleepers != announced_) {
+    release();
+    if (flag.sleepers != nullptr) {
+      flag.sleepers->fetch_add(1, std::memory_order_seq_cst);
+      announced_ = flag.sleepers;
+      // The other half of publish's Dekker: every running thread of the registered processes
+      // executes a full fence, so an owner that published without one either has its value
+      // seen below or sees this sleeper, now and at every later publish. Owners that are not
+      // registered publish with a fence. Should the call fail where the query said it works
+      // (a filter on its argument), a wake may be missed: the sleep's timeout bounds that.
+      if (global_expedited()) membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+    }
   }
   const uint32_t seen = flag.word->load(std::memory_order_seq_cst);
   if (static_cast<int32_t>(seen - flag.target) < 0) {
     timespec ts{timeout_us / 1000000, (timeout_us % 1000000) * 1000};
     futex(flag.word, FUTEX_WAIT, seen, &ts);
   }
-  if (flag.sleepers) flag.sleepers->fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void Sleeper::release() {
+  if (announced_ == nullptr) return;
+  announced_->fetch_sub(1, std::memory_order_seq_cst);
+  announced_ = nullptr;
 }
 
 void futex_wake(std::atomic<uint32_t> &word) {

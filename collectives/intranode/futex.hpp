@@ -11,9 +11,27 @@
 
 namespace braid::coll {
 
-// Sleeps until flag.word changes from what it holds now, or timeout_us passes. Returns at once
-// when the flag is already reached.
-void futex_sleep(const FlagWait &flag, long timeout_us);
+// A waiter's announcement in one owner's `sleepers` word, kept across its sleeps on that
+// owner's counters until it has work again: the fence that pairs with a light publish (below)
+// is then paid once per wait, not once per sleep (each one interrupts every CPU that runs a
+// rank, the rank being waited for included). While it is announced, the owner's publishes
+// call FUTEX_WAKE; so a waiter releases it as soon as it makes progress.
+class Sleeper {
+ public:
+  Sleeper() = default;
+  Sleeper(const Sleeper &) = delete;
+  Sleeper &operator=(const Sleeper &) = delete;
+  ~Sleeper() { release(); }
+
+  // Sleeps until flag.word changes from what it holds now, or timeout_us passes. Returns at
+  // once when the flag is already reached.
+  void sleep(const FlagWait &flag, long timeout_us);
+  // Withdraws the announcement, if any.
+  void release();
+
+ private:
+  std::atomic<uint32_t> *announced_ = nullptr;
+};
 
 void futex_wake(std::atomic<uint32_t> &word);
 
