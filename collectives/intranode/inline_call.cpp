@@ -35,6 +35,7 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
   uint32_t at = 0;
   if (settle_checks(ch, turn, tiny.wait_for, ahead, &rank, &at) != Settle::done) return false;
   const CallRecord mine = record_of(args, seq);
+  tiny_prepare(ch, args);
   write_record(ch, turn, mine, tiny.data, tiny.bytes);
   args.entered = true;
   if (tiny.check_later != kNobody) ch.defer_check(turn, tiny.check_later);

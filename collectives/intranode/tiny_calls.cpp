@@ -197,6 +197,14 @@ TinyPlan tiny_plan(const NodeChannel &ch, const CollArgs &args, uint64_t *stage)
   }
 }
 
+void tiny_prepare(const NodeChannel &ch, const CollArgs &args) {
+  if (args.kind != CollKind::scatter || static_cast<size_t>(ch.me()) != local_root(ch, args))
+    return;
+  const auto *own = static_cast<const char *>(args.sendbuf) +
+                    static_cast<size_t>(ch.world_rank(ch.me())) * args.bytes();
+  if (own != args.recvbuf) std::memcpy(args.recvbuf, own, args.bytes());  // else in place
+}
+
 bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
   const int n = ch.size(), me = ch.me();
   const size_t bytes = args.bytes();
@@ -226,9 +234,7 @@ bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
         if (s != me) std::memcpy(recv + at(s), data(s), bytes);
       return true;
     case CollKind::scatter:
-      if (is_root) {
-        if (send + at(me) != recv) std::memcpy(recv, send + at(me), bytes);
-      } else {
+      if (!is_root) {  // the root copied its own block before it published (tiny_prepare)
         const ScatterRecord r = scatter_record(ch, args);
         std::memcpy(recv, data(static_cast<int>(local_root(ch, args))) + at(me) - r.skip, bytes);
       }
@@ -283,6 +289,7 @@ bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
 
 Task tiny_call(CollContext &ctx, NodeChannel &ch, uint32_t turn, const CollArgs &args,
                TinyPlan plan) {
+  if (!args.entered) tiny_prepare(ch, args);  // else the inline path did, before it published
   co_await agree_on_call(ctx, ch, turn, args, plan.data, plan.bytes, plan.wait_for,
                          plan.check_later, calls_ahead(args.kind, plan.wait_for));
   tiny_finish(ch, turn, args);
