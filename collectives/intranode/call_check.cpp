@@ -1,5 +1,6 @@
 #include "intranode/call_check.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
