@@ -55,6 +55,16 @@ bool CopyChooser::prefer_single(size_t bytes) {
   c.retrying = false;
   if (c.ns_per_byte[1] == 0) return true;  // each path once before choosing
   if (c.ns_per_byte[0] == 0) return false;
+  // A seeded class's first call goes single copy whatever the model says: it is cold either way
+  // and not counted, and single copy's first call is the dearest to pay later. The kernel's
+  // first write into each page of a receive buffer costs about 7 us on the 2-core EPYC VM (once
+  // per page, whatever the system call; a memset by the process does not pay it): a 64 MiB
+  // allgather's first single copy took 125-156 ms against 20 warm. Paid at the first retry it
+  // fell inside a benchmark's timed calls and doubled a 64 MiB allgather's average.
+  if (c.cold[1] && c.predicted[1]) {
+    ++c.since_retry;
+    return true;
+  }
   const bool single_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   if (++c.since_retry < c.retry_every) return single_best;
   // The other path's figure is old; the machine may have changed since.
@@ -71,9 +81,11 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   // A retry replaces a figure that may be minutes old; the path in use moves smoothly, so one
   // slow call (a descheduled peer) does not flip the choice.
   const size_t other = single ? 0 : 1;
-  // A seeded class's first call is cold whichever path it takes (a receive buffer's first
-  // touch, a window not used yet): not counted, the model's figures stand.
-  if (std::exchange(c.first, false) && c.predicted[0] && c.predicted[1] && !c.retrying) return;
+  // In a seeded class, each path's first call is cold (single copy's first writes into the
+  // receive buffer; the windows' first call after it, 2.6 ms against 0.1 at 1 MiB): not counted,
+  // the model's figure stands.
+  if (std::exchange(c.cold[single ? 1 : 0], false) && c.predicted[single ? 1 : 0] && !c.retrying)
+    return;
   // A call of the retried path (the vote may have put a retry on the preferred path instead:
   // then it counts as any call and ends the retry).
   const bool retried = c.retrying && single != c.single_was_best;
@@ -87,7 +99,7 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   // copies took 76-94 us at 32-64 KiB on the VM, the next 3-5): it is not counted.
   if (retried && c.burst == 0 && mine > 0) {
     c.burst = 1;
-    c.last_retry = 0;
+    c.last_retry = r;
     return;
   }
   const bool replace = mine == 0 || (retried && c.burst == 1) || c.predicted[single ? 1 : 0];
@@ -108,8 +120,10 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   if (!c.retrying || late) return;
   c.retrying = false;
   const bool single_is_best = c.ns_per_byte[1] < c.ns_per_byte[0];
-  // Go on while the retried path still loses but got faster by a quarter (warming up).
-  const bool warming = c.last_retry == 0 || r < 0.75 * c.last_retry;
+  // Go on while the retried path still loses but got faster by a quarter than the call before
+  // (warming up): a warm path that loses costs two calls (64 MiB allgather: 22 then 20 ms on
+  // single copy against 10 on the windows).
+  const bool warming = r < 0.75 * c.last_retry;
   c.last_retry = r;
   if (retried && single_is_best == c.single_was_best && c.burst + 1 < kRetryCalls && warming) {
     ++c.burst;

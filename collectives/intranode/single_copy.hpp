@@ -65,20 +65,21 @@ class CopyChooser {
   // they are not). (8 then 2x up to 256 cost allreduce at 64 KiB 8-10% on a fast day against
   // BRAID_CMA=off, five interleaved runs.)
   static constexpr uint32_t kFirstRetry = 16;
-  // A size class's first retry is its fourth call (the first is cold whichever path it takes
-  // and is not counted; the next two measure the path chosen first): whatever the other path
-  // costs the first time (single copy's first read of a buffer: 25x on the VM) is paid once,
-  // early (a benchmark's warm-up), not at the 16th call, inside the timed ones (+260 us a call
-  // for a 4 MiB allgather of 44 timed calls).
+  // A size class's first retry is its fourth call (the first goes single copy and the second
+  // the windows, neither counted: each path's first call in a class is cold; the third measures
+  // the path chosen first): what the other path costs the first times after a run of this one
+  // is paid early, not at the 16th call, inside a benchmark's timed ones (+260 us a call for a
+  // 4 MiB allgather of 44 timed calls).
   static constexpr uint32_t kExplore = 4;
   static constexpr uint32_t kLastRetry = 1024;
   // A retry is a burst of up to this many calls of the other path: the first only warms it
-  // up (not counted), the next are, cut short as soon as it wins or stops getting faster; its
-  // figure is the burst's fastest. On the 2-core EPYC VM the first process_vm_readv of pages
-  // not read that way lately costs 5-25x the steady figure (1 MiB: 1.2-1.9 ms, then 0.1-0.3,
-  // then 0.06), and the first windowed call after a run of single copies 20x (32-64 KiB: 76-94
-  // us, then 3-5): one-call retries kept whichever path came first, and auto stayed 13-40%
-  // behind the better forced path (2-rank allgather, 1-4 MiB, in a slow spell).
+  // up (not counted), the next are, cut short as soon as it wins or stops getting faster than
+  // the call before; its figure is the burst's fastest. On the 2-core EPYC VM the first
+  // process_vm_readv of pages not read that way lately costs 5-25x the steady figure (1
+  // MiB: 1.2-1.9 ms, then 0.1-0.3, then 0.06), and the first windowed call after a run of single
+  // copies 20x (32-64 KiB: 76-94 us, then 3-5): one-call retries kept whichever path came first,
+  // and auto stayed 13-40% behind the better forced path (2-rank allgather, 1-4 MiB, in a slow
+  // spell).
   static constexpr uint32_t kRetryCalls = 5;
   // What a retry that did not change the choice cost over the path kept (its calls' excess)
   // is at most this share of the calls until the next: a cold burst of single copy at 4 MiB
@@ -99,7 +100,7 @@ class CopyChooser {
     bool late = false;  // the retry's first call landed on the path kept (see measured())
     std::array<bool, 2> predicted{false, false};  // the figure is the model's, not measured
     std::array<double, 2> model{0, 0};            // the model's figures (seed)
-    bool first = true;  // no call of this class measured yet (cold for any path)
+    std::array<bool, 2> cold{true, true};         // the path has not run in this class yet
   };
   std::array<Class, kClasses> classes_{};
 };

@@ -261,15 +261,19 @@ TEST(CostModel, TheNetworkLinkBoundsFlatAlgorithmsAcrossNodes) {
     }
 }
 
-// The copy chooser starts with the model's path and tries the other on the fourth call (its
-// first cost is paid early), then keeps the cheaper and retries the other only at the 16th call
-// after that at the earliest.
+// The copy chooser's first call of a class goes single copy (cold either way, not counted: it
+// pays single copy's first writes into the receive buffer), then it takes the model's path and
+// tries the other on the fourth call (its first cost is paid early), then keeps the cheaper and
+// retries the other only at the 16th call after that at the earliest.
 TEST(CopyChooserSeed, StartsWithThePredictedPathAndTriesTheOtherOnceEarly) {
   for (bool single_cheaper : {false, true}) {
     CopyChooser c;
     // The model: one path 2x cheaper than the other, per byte of one reader's copy.
     c.seed(1 * MiB, single_cheaper ? 0.2 : 0.1, single_cheaper ? 0.1 : 0.2);
-    for (int call = 1; call <= 3; ++call) {
+    EXPECT_TRUE(c.prefer_single(1 * MiB)) << "the first call goes single copy";
+    c.measured(true, 1 * MiB, 25 * MiB);  // 25x: cold, and not counted
+    EXPECT_DOUBLE_EQ(c.rate(true, 1 * MiB), single_cheaper ? 0.1 : 0.2);
+    for (int call = 2; call <= 3; ++call) {
       EXPECT_EQ(c.prefer_single(1 * MiB), single_cheaper);
       // A whole call costs 10x the model's one copy (the agreement, several peers): the other
       // path's prediction must not win on that account.
@@ -298,7 +302,9 @@ TEST(CopyChooserSeed, AMeasurementReplacesThePrediction) {
   EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 6.0);
   c.measured(true, 64 * KiB, 64 * KiB * 2);  // ...and follows the warm figure
   EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 2 * c.rate(true, 64 * KiB));
-  // A measurement of the windows replaces their prediction outright.
+  // The windows' first call is cold too; their next measurement replaces the prediction.
+  c.measured(false, 64 * KiB, 64 * KiB * 40);
+  EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 2 * c.rate(true, 64 * KiB));
   c.measured(false, 64 * KiB, 64 * KiB * 2);
   EXPECT_DOUBLE_EQ(c.rate(false, 64 * KiB), 2.0);
   EXPECT_LT(c.rate(false, 64 * KiB), c.rate(true, 64 * KiB));  // the windows are chosen now
