@@ -165,10 +165,8 @@ double CostModel::node_cost(CollKind kind, size_t bytes, int n, const char **pat
     case CollKind::allgather:
     case CollKind::allgatherv:
     case CollKind::alltoall:
+    case CollKind::alltoallv:  // each record says where its blocks start (direct_alltoallv.cpp)
       return exchange(bytes, static_cast<size_t>(n - 1), 0);
-    case CollKind::alltoallv:  // no single copy: a reader does not know its peers' displacements
-      *path = "windows";
-      return agree + windows_us(bytes * static_cast<size_t>(n - 1));
     case CollKind::reduce:
       *path = "windows";
       return agree + m * copy + windows_us(bytes - share) + (m - m / n) * reduce +

@@ -125,6 +125,18 @@ TEST(CostModel, FastAndSlowLinksChooseDifferentNodeCopyPaths) {
     EXPECT_FALSE(fast.model()->single_copy_wins(bytes)) << bytes;
     EXPECT_TRUE(slow.model()->single_copy_wins(bytes)) << bytes;
   }
+  // Alltoallv reads its peers' blocks by single copy as alltoall does (each rank's record says
+  // where its block for every local rank starts): the model predicts the same path for both.
+  for (size_t bytes : {64 * KiB, 4 * MiB}) {
+    for (const SelectionTable *t : {&fast, &slow}) {
+      const Choice a = t->choose(CollKind::alltoall, bytes, bytes / 4, one_node(2));
+      const Choice v = t->choose(CollKind::alltoallv, bytes, bytes / 4, one_node(2));
+      EXPECT_STREQ(v.path, a.path) << bytes;
+    }
+    EXPECT_STREQ(slow.choose(CollKind::alltoallv, bytes, bytes / 4, one_node(2)).path,
+                 "single-copy")
+        << bytes;
+  }
   // Below the single-copy threshold both keep the call records.
   EXPECT_STREQ(slow.choose(CollKind::broadcast, 64, 16, one_node(2)).path, "records");
   EXPECT_FALSE(slow.model()->single_copy_wins(1 * KiB));
