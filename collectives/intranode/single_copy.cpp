@@ -60,10 +60,16 @@ bool CopyChooser::prefer_single(size_t bytes) {
   // first write into each page of a receive buffer costs about 7 us on the 2-core EPYC VM (once
   // per page, whatever the system call; a memset by the process does not pay it): a 64 MiB
   // allgather's first single copy took 125-156 ms against 20 warm. Paid at the first retry it
-  // fell inside a benchmark's timed calls and doubled a 64 MiB allgather's average.
+  // fell inside a benchmark's timed calls and doubled a 64 MiB allgather's average. The price:
+  // a program that makes only a call or two of a size pays it where the windows would not have.
+  // Where the others keep voting for the windows (a peer without CMA), the model decides from
+  // the fourth call on (a retry's first call is not counted either).
   if (c.cold[1] && c.predicted[1]) {
-    ++c.since_retry;
-    return true;
+    if (c.since_retry + 1 < kExplore) {
+      ++c.since_retry;
+      return true;
+    }
+    c.cold[1] = false;  // the others kept voting for the windows: the model decides from here
   }
   const bool single_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   if (++c.since_retry < c.retry_every) return single_best;
@@ -84,8 +90,12 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   // In a seeded class, each path's first call is cold (single copy's first writes into the
   // receive buffer; the windows' first call after it, 2.6 ms against 0.1 at 1 MiB): not counted,
   // the model's figure stands.
-  if (std::exchange(c.cold[single ? 1 : 0], false) && c.predicted[single ? 1 : 0] && !c.retrying)
+  if (std::exchange(c.cold[single ? 1 : 0], false) && c.predicted[single ? 1 : 0] && !c.retrying) {
+    // The windows' first call after it is the cold one, even where they ran before it (a
+    // broadcast's root goes windows until its readers have said what they want).
+    if (single) c.cold[0] = c.predicted[0];
     return;
+  }
   // A call of the retried path (the vote may have put a retry on the preferred path instead:
   // then it counts as any call and ends the retry).
   const bool retried = c.retrying && single != c.single_was_best;

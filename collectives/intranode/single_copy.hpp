@@ -50,9 +50,10 @@ class CopyChooser {
   bool prefer_single(size_t bytes);
   // A call of `bytes` took `ns` (from the agreement step to the end) on the path it took.
   void measured(bool single, size_t bytes, uint64_t ns);
-  // What the cost model predicts each path costs a call of `bytes` (ns per byte): the
-  // cheaper goes first and the other waits for the first retry, instead of each path once
-  // (a cold single copy cost 7x a windowed call once). Measurements replace the figures.
+  // What the cost model predicts each path costs a call of `bytes` (ns per byte): after the
+  // class's first call (single copy, cold, not counted) the cheaper goes first and the other
+  // waits for the first retry, instead of each path once (a cold single copy cost 7x a
+  // windowed call once). Measurements replace the figures.
   void seed(size_t bytes, double windows_ns_per_byte, double single_ns_per_byte);
   // Nanoseconds per byte measured lately on each path (0: never measured), for tests.
   double rate(bool single, size_t bytes) const;
@@ -65,11 +66,12 @@ class CopyChooser {
   // they are not). (8 then 2x up to 256 cost allreduce at 64 KiB 8-10% on a fast day against
   // BRAID_CMA=off, five interleaved runs.)
   static constexpr uint32_t kFirstRetry = 16;
-  // A size class's first retry is its fourth call (the first goes single copy and the second
-  // the windows, neither counted: each path's first call in a class is cold; the third measures
-  // the path chosen first): what the other path costs the first times after a run of this one
-  // is paid early, not at the 16th call, inside a benchmark's timed ones (+260 us a call for a
-  // 4 MiB allgather of 44 timed calls).
+  // A size class's first retry is its fourth call (the first goes single copy; each path's
+  // first call in a class is cold and not counted; where the model puts the windows first they
+  // run on the second and third): what the other path costs the first times after a run of
+  // this one is paid early, not at the 16th call, inside a benchmark's timed ones (+260 us a
+  // call for a 4 MiB allgather of 44 timed calls). A broadcast's root goes windows on the first
+  // call (its readers have not said what they want), so there the retry comes a call later.
   static constexpr uint32_t kExplore = 4;
   static constexpr uint32_t kLastRetry = 1024;
   // A retry is a burst of up to this many calls of the other path: the first only warms it
