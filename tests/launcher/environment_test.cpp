@@ -139,7 +139,9 @@ TEST(Environment, InheritedBraidVariablesAreReplacedNotDuplicated) {
     EXPECT_EQ(envs.at(static_cast<std::size_t>(rank)).at("BRAID_RANK"), std::to_string(rank));
     EXPECT_EQ(envs.at(static_cast<std::size_t>(rank)).at("BRAID_SIZE"), "2");
     EXPECT_EQ(envs.at(static_cast<std::size_t>(rank)).at("BRAID_TRANSPORT"), "ucx");
-    EXPECT_EQ(text.find("=99"), std::string::npos) << text;
+    // Whole lines: the job key is random hex, and "=99" began one (BRAID_JOB_KEY=994e...).
+    EXPECT_EQ(("\n" + text).find("\nBRAID_RANK=99\n"), std::string::npos) << text;
+    EXPECT_EQ(("\n" + text).find("\nBRAID_SIZE=99\n"), std::string::npos) << text;
     EXPECT_EQ(text.find("BRAID_TRANSPORT=verbs"), std::string::npos) << text;
   }
 }
