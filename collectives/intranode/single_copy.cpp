@@ -83,14 +83,15 @@ bool CopyChooser::prefer_single(size_t bytes) {
 void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   Class &c = classes_[class_of(bytes)];
   const double r = static_cast<double>(ns) / static_cast<double>(std::max<size_t>(bytes, 1));
-  double &mine = c.ns_per_byte[single ? 1 : 0];
+  const size_t path = single ? 1 : 0;  // index of the path this call took
+  double &mine = c.ns_per_byte[path];
   // A retry replaces a figure that may be minutes old; the path in use moves smoothly, so one
   // slow call (a descheduled peer) does not flip the choice.
-  const size_t other = single ? 0 : 1;
+  const size_t other = 1 - path;
   // In a seeded class, each path's first call is cold (single copy's first writes into the
   // receive buffer; the windows' first call after it, 2.6 ms against 0.1 at 1 MiB): not counted,
   // the model's figure stands.
-  if (std::exchange(c.cold[single ? 1 : 0], false) && c.predicted[single ? 1 : 0] && !c.retrying) {
+  if (std::exchange(c.cold[path], false) && c.predicted[path] && !c.retrying) {
     // The windows' first call after it is the cold one, even where they ran before it (a
     // broadcast's root goes windows until its readers have said what they want).
     if (single) c.cold[0] = c.predicted[0];
@@ -112,8 +113,8 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
     c.last_retry = r;
     return;
   }
-  const bool replace = mine == 0 || (retried && c.burst == 1) || c.predicted[single ? 1 : 0];
-  c.predicted[single ? 1 : 0] = false;
+  const bool replace = mine == 0 || (retried && c.burst == 1) || c.predicted[path];
+  c.predicted[path] = false;
   // The first call back on a path after a retry of the other one is not counted (it pays for
   // coming back: 4x on the VM for single copy after the windows); a slow call moves the figure
   // at most as one of twice the figure would.
@@ -126,7 +127,7 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   // agreement, n-1 peers' blocks), so only the ratio carries over; and it follows the warm
   // figure, not a cold first call's.
   if (c.predicted[other] && c.model[0] > 0 && c.model[1] > 0)
-    c.ns_per_byte[other] = mine * c.model[other] / c.model[single ? 1 : 0];
+    c.ns_per_byte[other] = mine * c.model[other] / c.model[path];
   if (!c.retrying || late) return;
   c.retrying = false;
   const bool single_is_best = c.ns_per_byte[1] < c.ns_per_byte[0];

@@ -77,11 +77,11 @@ class CopyChooser {
   // A retry is a burst of up to this many calls of the other path: the first only warms it
   // up (not counted), the next are, cut short as soon as it wins or stops getting faster than
   // the call before; its figure is the burst's fastest. On the 2-core EPYC VM the first
-  // process_vm_readv of pages not read that way lately costs 5-25x the steady figure (1
-  // MiB: 1.2-1.9 ms, then 0.1-0.3, then 0.06), and the first windowed call after a run of single
-  // copies 20x (32-64 KiB: 76-94 us, then 3-5): one-call retries kept whichever path came first,
-  // and auto stayed 13-40% behind the better forced path (2-rank allgather, 1-4 MiB, in a slow
-  // spell).
+  // process_vm_readv of pages not read that way lately costs 5-25x the steady figure
+  // (1 MiB: 1.2-1.9 ms, then 0.1-0.3, then 0.06), and the first windowed call after a run of
+  // single copies 20x (32-64 KiB: 76-94 us, then 3-5): one-call retries kept whichever path
+  // came first, and auto stayed 13-40% behind the better forced path (2-rank allgather,
+  // 1-4 MiB, in a slow spell).
   static constexpr uint32_t kRetryCalls = 5;
   // What a retry that did not change the choice cost over the path kept (its calls' excess)
   // is at most this share of the calls until the next: a cold burst of single copy at 4 MiB
