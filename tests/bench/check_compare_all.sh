@@ -2,7 +2,9 @@
 # bench/compare over every collective (--collectives all): a short sweep (8 B .. 1 KiB, braid's
 # automatic selection, 2 ranks) against every MPI built, and for each collective a table
 # <collective>_2ranks.md with a row per size, a number in every latency column and the
-# braid ÷ best MPI ratio; manifest.json with every run ok.
+# braid ÷ best MPI ratio; manifest.json with every run ok; the report's machine profile
+# (braid-tune, before and after the runs). Then the same in --touch mode for allreduce and
+# broadcast: every system (braid-bench and its MPI twins) runs with --touch, and the tables say so.
 #   check_compare_all.sh COMPARE BUILD_DIR OUT
 set -euo pipefail
 compare=$1 build=$2 out=$3
@@ -33,6 +35,32 @@ for c in colls:
     if sum(bool(re.match(r"^[0-9.]+$", x)) for x in cells) < 3:
         sys.exit(f"FAIL: {path}: first row lacks numbers: {rows[0].strip()}")
     print(f"{c}: {len(rows)} rows; {rows[0].strip()}")
-print("PASS: a table for every collective")
+report = open(os.path.join(out, "report.md")).read()
+if len(re.findall(r"cache-line round trip: [0-9]+ ns", report)) != 2:
+    sys.exit("FAIL: report.md lacks the machine profile before and after the runs")
+print("PASS: a table for every collective, and the machine profile")
+PY
+touch_out="$out/touch"
+python3 "$compare" --quick --collectives allreduce,broadcast --ranks 2 --no-algorithms \
+  --no-mem-alloc --max-bytes 1K --no-plots --build-dir "$build" --no-build --no-install \
+  --touch --out "$touch_out"
+python3 - "$touch_out" <<'PY' || status=1
+import json, os, re, sys
+out = sys.argv[1]
+manifest = json.load(open(os.path.join(out, "manifest.json")))
+bad = [r for r in manifest["runs"] if r.get("status") != "ok"]
+if bad:
+    sys.exit(f"FAIL: --touch runs not ok: {bad}")
+runs = [l for l in open(os.path.join(out, "commands.sh"))
+        if "braid-bench" in l and not l.lstrip().startswith("#")]
+if not runs or any("--touch" not in l for l in runs):
+    sys.exit(f"FAIL: a run without --touch: {[l for l in runs if '--touch' not in l]}")
+programs = {re.search(r"braid-bench[-a-z]*", l).group(0) for l in runs}
+print(f"--touch runs of {sorted(programs)}")
+for c in ["allreduce", "broadcast"]:
+    text = open(os.path.join(out, f"{c}_2ranks.md")).read()
+    if "(`--touch`)" not in text:
+        sys.exit(f"FAIL: {c}_2ranks.md does not say its send buffers were rewritten")
+print("PASS: --touch mode over braid and every MPI")
 PY
 exit $status
