@@ -322,6 +322,17 @@ TEST(Collectives, GatherAndScatterEveryRoot) {
       }
 }
 
+// The movements above run one dtype per element size; every dtype once more, small, so that no
+// dtype is refused or mis-sized by a movement collective.
+TEST(Collectives, MovementsTakeEveryDtype) {
+  for (braid_dtype_t dt : kAllDtypes) {
+    check_allgatherv(dt, 1, false);
+    check_alltoallv(dt, 1);
+    check_gather(dt, 5, size() - 1, false);
+    check_scatter(dt, 5, size() - 1);
+  }
+}
+
 // --- blocks larger than the node path's windows ---------------------------------------------
 
 // The node-local path cuts blocks into windows (256 KiB per rank, or 1/n of it per pair of

@@ -37,7 +37,8 @@ braid_unique_id_t from_hex(const char *text) {
   return id;
 }
 
-// A rank: forms the group, runs collectives, checks them; exit 0 when all is right.
+// A rank: forms the group, runs collectives, checks them, and leaves the group and two
+// communicators made from it to braid_finalize; exit 0 when all is right.
 int rank_main(const char *hex, int nranks, int rank) {
   braid_comm_t g = nullptr;
   if (braid_comm_init_rank(&g, nranks, from_hex(hex), rank) != BRAID_SUCCESS) {
@@ -54,8 +55,25 @@ int rank_main(const char *hex, int nranks, int rank) {
   bad |= braid_broadcast(&root_value, 1, BRAID_INT32, nranks - 1, g) != BRAID_SUCCESS ||
          root_value != 42;
   bad |= braid_barrier(g) != BRAID_SUCCESS;
+  // Communicators made from the group and left alive, as a program that exits without freeing
+  // them does: braid_finalize frees them, and their handles are dead after it.
+  braid_comm_t dup = nullptr, half = nullptr;
+  bad |= braid_comm_dup(g, &dup) != BRAID_SUCCESS;
+  bad |= braid_comm_split(g, rank % 2, -rank, &half) != BRAID_SUCCESS;
+  int32_t one = 1;
+  bad |=
+      braid_allreduce(&one, &one, 1, BRAID_INT32, BRAID_SUM, dup) != BRAID_SUCCESS || one != nranks;
   if (bad) std::fprintf(stderr, "rank %d: wrong result: %s\n", rank, braid_last_error());
-  return braid_comm_free(&g) == BRAID_SUCCESS && !bad ? 0 : 1;
+  if (braid_finalize() != BRAID_SUCCESS) {
+    std::fprintf(stderr, "rank %d: braid_finalize: %s\n", rank, braid_last_error());
+    return 1;
+  }
+  if (braid_comm_size(g) != -1 || braid_comm_size(dup) != -1 || braid_comm_size(half) != -1 ||
+      braid_barrier(dup) != BRAID_ERR_INVALID_ARGUMENT) {
+    std::fprintf(stderr, "rank %d: a communicator outlived braid_finalize\n", rank);
+    return 1;
+  }
+  return bad ? 1 : 0;
 }
 
 pid_t start(const std::vector<std::string> &args) {

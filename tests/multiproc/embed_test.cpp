@@ -3,6 +3,7 @@
 // with MPI_Bcast); every rank then forms the group with braid_comm_init_rank and uses it.
 #include <braid/braid.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -37,6 +38,32 @@ TEST(Embed, GroupFromAUniqueIdRunsEveryCollective) {
   const int32_t me = mine;
   ASSERT_EQ(braid_allgather(&me, all.data(), 1, BRAID_INT32, g), BRAID_SUCCESS);
   for (int r = 0; r < size(); ++r) EXPECT_EQ(all[static_cast<size_t>(r)], r);
+  // The rest of the set, in the group's numbering (its last rank as the root).
+  const int last = size() - 1;
+  const auto n = static_cast<size_t>(size());
+  int32_t b = mine == last ? 77 : -1;
+  ASSERT_EQ(braid_broadcast(&b, 1, BRAID_INT32, last, g), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_EQ(b, 77);
+  int32_t red = -1;
+  ASSERT_EQ(braid_reduce(&me, &red, 1, BRAID_INT32, BRAID_MAX, last, g), BRAID_SUCCESS);
+  if (mine == last) {
+    EXPECT_EQ(red, last);
+  }
+  std::vector<int32_t> blocks(n), got(n, -1);
+  for (size_t r = 0; r < n; ++r) blocks[r] = me * 100 + static_cast<int32_t>(r);
+  int32_t piece = -1;
+  ASSERT_EQ(braid_reduce_scatter(blocks.data(), &piece, 1, BRAID_INT32, BRAID_SUM, g),
+            BRAID_SUCCESS);
+  EXPECT_EQ(piece, 100 * size() * (size() - 1) / 2 + size() * mine);
+  ASSERT_EQ(braid_alltoall(blocks.data(), got.data(), 1, BRAID_INT32, g), BRAID_SUCCESS);
+  for (size_t r = 0; r < n; ++r) EXPECT_EQ(got[r], static_cast<int32_t>(r) * 100 + mine);
+  std::fill(got.begin(), got.end(), -1);
+  ASSERT_EQ(braid_gather(&me, got.data(), 1, BRAID_INT32, last, g), BRAID_SUCCESS);
+  if (mine == last) {
+    for (size_t r = 0; r < n; ++r) EXPECT_EQ(got[r], static_cast<int32_t>(r));
+  }
+  ASSERT_EQ(braid_scatter(blocks.data(), &piece, 1, BRAID_INT32, last, g), BRAID_SUCCESS);
+  EXPECT_EQ(piece, last * 100 + mine);
   // A split of it, and the world still works meanwhile.
   braid_comm_t half = nullptr;
   ASSERT_EQ(braid_comm_split(g, mine % 2, mine, &half), BRAID_SUCCESS) << braid_last_error();
@@ -67,6 +94,45 @@ TEST(Embed, TwoIndependentGroupsInOneJob) {
   const int last = is_even ? (size() - 1) / 2 * 2 : (size() - 2) / 2 * 2 + 1;
   EXPECT_EQ(x, last);
   ASSERT_EQ(braid_comm_free(&g), BRAID_SUCCESS) << braid_last_error();
+}
+
+TEST(Embed, OneProcessHoldsTwoGroupsAtOnce) {
+  // Every rank joins two groups from two ids: one in the world's order, one reversed. A
+  // non-blocking call stays in flight on each while blocking ones run on the other.
+  const braid_unique_id_t id_a = shared_id(0);
+  const braid_unique_id_t id_b = shared_id(size() - 1);
+  const int rev = size() - 1 - rank();
+  braid_comm_t a = nullptr, b = nullptr;
+  ASSERT_EQ(braid_comm_init_rank(&a, size(), id_a, rank()), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_init_rank(&b, size(), id_b, rev), BRAID_SUCCESS) << braid_last_error();
+  for (int round = 0; round < 3; ++round) {
+    std::vector<int64_t> va(5000, rank() + 1), vb(5000, 1000 * (rev + 1));
+    braid_request_t ra = nullptr;
+    ASSERT_EQ(braid_iallreduce(va.data(), va.data(), va.size(), BRAID_INT64, BRAID_SUM, a, &ra),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    ASSERT_EQ(braid_allreduce(vb.data(), vb.data(), vb.size(), BRAID_INT64, BRAID_SUM, b),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    ASSERT_EQ(braid_wait(&ra), BRAID_SUCCESS) << braid_last_error();
+    const int64_t s = static_cast<int64_t>(size()) * (size() + 1) / 2;
+    EXPECT_EQ(va[4999], s);
+    EXPECT_EQ(vb[4999], 1000 * s);
+    // Ranks are each group's own: b's rank 0 is the world's last.
+    int32_t from_a = rank() == 0 ? 11 : -1, from_b = rev == 0 ? 22 : -1;
+    braid_request_t rb = nullptr;
+    ASSERT_EQ(braid_ibroadcast(&from_b, 1, BRAID_INT32, 0, b, &rb), BRAID_SUCCESS);
+    ASSERT_EQ(braid_broadcast(&from_a, 1, BRAID_INT32, 0, a), BRAID_SUCCESS);
+    ASSERT_EQ(braid_wait(&rb), BRAID_SUCCESS) << braid_last_error();
+    EXPECT_EQ(from_a, 11);
+    EXPECT_EQ(from_b, 22);
+  }
+  ASSERT_EQ(braid_comm_free(&a), BRAID_SUCCESS) << braid_last_error();
+  int32_t x = 1;
+  ASSERT_EQ(braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, b), BRAID_SUCCESS)
+      << "the other group after the first left: " << braid_last_error();
+  EXPECT_EQ(x, size());
+  ASSERT_EQ(braid_comm_free(&b), BRAID_SUCCESS) << braid_last_error();
 }
 
 TEST(Embed, ForgedIdsAndBadArgumentsAreRefusedAtOnce) {
