@@ -135,6 +135,23 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
     rc = braid_scatter(large.data(), large_recv, kLarge, BRAID_FLOAT32, odd ? size - 1 : 0, world);
   else if (what == "reduce_roots")  // small, 2 ranks: each thinks the other is the root
     rc = braid_reduce(buf.data(), buf.data() + 500, 4, BRAID_FLOAT32, BRAID_SUM, 1 - rank, world);
+  // The same disagreements on the other collectives: a count, a dtype, an op, a root, and two
+  // of the new kinds against each other.
+  else if (what == "count_allgather")
+    rc = braid_allgather(buf.data(), buf.data() + 500, odd ? 20 : 10, BRAID_FLOAT32, world);
+  else if (what == "count_alltoall")
+    rc = braid_alltoall(buf.data(), buf.data() + 500, odd ? 20 : 10, BRAID_FLOAT32, world);
+  else if (what == "dtype_reduce_scatter")
+    rc = braid_reduce_scatter(buf.data(), buf.data() + 500, 10, odd ? BRAID_INT32 : BRAID_FLOAT32,
+                              BRAID_SUM, world);
+  else if (what == "op_reduce")
+    rc = braid_reduce(buf.data(), buf.data() + 500, 10, BRAID_FLOAT32, odd ? BRAID_MAX : BRAID_SUM,
+                      0, world);
+  else if (what == "root_scatter")
+    rc = braid_scatter(buf.data(), buf.data() + 500, 10, BRAID_FLOAT32, odd ? 1 : 0, world);
+  else if (what == "kind_new")
+    rc = odd ? braid_alltoall(buf.data(), buf.data() + 500, 10, BRAID_FLOAT32, world)
+             : braid_allgather(buf.data(), buf.data() + 500, 10, BRAID_FLOAT32, world);
   else if (what == "allgatherv" || what == "alltoallv") {
     // Every rank sends 2 elements to each; the odd rank expects 3 from rank 0.
     const auto n = static_cast<size_t>(size);

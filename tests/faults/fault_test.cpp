@@ -271,6 +271,16 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"scatter_roots_large", 3,
                      "rank 0 passed root 0, rank 2 passed root 2 (in scatter #1"},
         MismatchCase{"reduce_roots", 2, "rank 0 passed root 1, rank 1 passed root 0 (in reduce #1"},
+        // Counts, dtypes, ops, roots and kinds on the other collectives, on both paths.
+        MismatchCase{"count_allgather", 3, "passed 10 elements, rank {odd} passed 20"},
+        MismatchCase{"count_alltoall", 2, "rank 0 passed 10 elements, rank 1 passed 20", "", false,
+                     "off"},
+        MismatchCase{"dtype_reduce_scatter", 3, "passed dtype float32, rank {odd} passed int32"},
+        MismatchCase{"op_reduce", 2, "rank 0 passed op sum, rank 1 passed max"},
+        MismatchCase{"root_scatter", 3, "passed root 0, rank {odd} passed root 1"},
+        MismatchCase{"kind_new", 3, "is in allgather #1, rank {odd} in alltoall #1"},
+        MismatchCase{"kind_new", 2, "rank 0 is in allgather #1, rank 1 in alltoall #1", "dup", true,
+                     "off"},
         // The v-variants: one rank's recvcounts disagree with what another sends it.
         MismatchCase{"allgatherv", 3,
                      "rank {odd}'s recvcounts[0] is 3 elements, rank 0's sendcount is 2"},
