@@ -157,6 +157,17 @@ cat "$log"
 [[ $rc -eq 0 ]] || fail "the installed braid-bench exited $rc"
 grep -Eq "^ +4096 " "$log" || fail "the installed braid-bench printed no 4096-byte row"
 
+# The MPI twins built here are installed next to braid-bench, and run from the prefix.
+twins=()
+for twin in braid-bench-mpi braid-bench-mpich; do
+  [[ -f $build_dir/bin/$twin ]] || continue
+  [[ -x $prefix/bin/$twin ]] || fail "$prefix/bin/$twin was not installed"
+  out=$(env -u LD_LIBRARY_PATH "$prefix/bin/$twin" --help 2>&1) ||
+    fail "the installed $twin --help failed: $out"
+  grep -q "alltoallv" <<<"$out" || fail "the installed $twin does not list alltoallv: $out"
+  twins+=("$twin")
+done
+
 # The MPI interposition libraries built here are installed next to libbraid, and the installed
 # one is what an unmodified MPI program gets when preloaded from the prefix (it finds the
 # installed libbraid by its own rpath).
@@ -185,4 +196,4 @@ if [[ -f $libdir/libbraid-mpi-openmpi.so && -x $mpi_prog ]] && command -v mpirun
 fi
 
 echo
-echo "install test passed: prefix layout, braid-info, braid-bench, CMake package, pkg-config, 1 and 2 ranks${mpi_checked:+, MPI libraries (${mpi_checked[*]})}"
+echo "install test passed: prefix layout, braid-info, braid-bench${twins:+ (${twins[*]})}, CMake package, pkg-config, 1 and 2 ranks${mpi_checked:+, MPI libraries (${mpi_checked[*]})}"

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/coll_kind.hpp"
 #include "error.hpp"
 
 namespace braid::coll {
@@ -197,6 +198,40 @@ TEST(Selection, BroadcastOverrideForcesEverySize) {
       // The override is broadcast-only.
       EXPECT_EQ(pick(t, CollKind::allreduce, 4 * MiB, ranks).rule, 2);
       EXPECT_EQ(name_of(pick(t, CollKind::barrier, 0, ranks)), "dissemination");
+    }
+  }
+}
+
+// Every kind's BRAID_<KIND>_ALGO, each of its flat algorithms: that algorithm at every size and
+// rank count (also where fewer elements than ranks would pick another), and no other kind's
+// choice changes.
+TEST(Selection, EveryKindsOverrideForcesEverySizeAndNoOtherKind) {
+  const SelectionTable d = SelectionTable::defaults();
+  for (size_t k = 0; k < kKindCount; ++k) {
+    const auto kind = static_cast<CollKind>(k);
+    const KindInfo &info = kind_info(kind);
+    SCOPED_TRACE(info.name);
+    const std::vector<std::string> names = names_of_kind(kind);
+    EXPECT_FALSE(names.empty());
+    for (const std::string &forced : names) {
+      SelectionTable t = SelectionTable::defaults();
+      t.set_override(kind, forced);
+      for (int ranks : {1, 2, 3, 4, 8, 1000}) {
+        for (size_t bytes : kSizes) {
+          for (size_t count : {size_t{0}, size_t{1}, bytes}) {
+            const Choice c = t.choose(kind, bytes, count, ranks);
+            EXPECT_EQ(name_of(c), forced) << bytes << " bytes, " << count << " elements, " << ranks;
+            EXPECT_EQ(c.rule, -1);
+            EXPECT_EQ(describe(c), info.override_var);
+          }
+        }
+        for (size_t other = 0; other < kKindCount; ++other) {
+          if (other == k) continue;
+          const auto o = static_cast<CollKind>(other);
+          EXPECT_EQ(pick(t, o, 64 * KiB, ranks).algorithm, pick(d, o, 64 * KiB, ranks).algorithm)
+              << "BRAID_" << info.name << "_ALGO=" << forced << " changed " << kind_name(o);
+        }
+      }
     }
   }
 }
