@@ -23,7 +23,6 @@ size_t body_bytes(const Outgoing &o) {
   switch (o.type) {
     case MsgType::Eager:
     case MsgType::Direct:
-    case MsgType::Headerless:
       return o.detached_payload ? o.detached.size() : o.req->bytes;
     case MsgType::Rts:
       return sizeof(RtsBody);
@@ -44,7 +43,6 @@ const void *body_data(const Outgoing &o, RtsBody *rts) {
   switch (o.type) {
     case MsgType::Eager:
     case MsgType::Direct:
-    case MsgType::Headerless:
       return o.detached_payload ? o.detached.data() : o.req->buf;
     case MsgType::Rts:
       *rts = o.rts;
@@ -120,8 +118,6 @@ int post_direct(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
 int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
   if (o.type == MsgType::Direct) return post_direct(ctx, conn, o, posted);
   *posted = false;
-  // A headerless message is the payload alone, sent with immediate data (wire.hpp).
-  const bool headerless = o.type == MsgType::Headerless;
   ClassState &cls = ctx->classes[conn.klass];
   bool credit_msg = o.type == MsgType::Credit;
   if (!can_post(ctx, conn, o, false)) return BRAID_SUCCESS;
@@ -138,8 +134,7 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
   h.length = o.type == MsgType::Eager ? static_cast<uint32_t>(body) : 0;
   RtsBody rts{};
   const void *data = body_data(o, &rts);
-  const size_t head = headerless ? 0 : sizeof h;
-  size_t wire = head + body;
+  size_t wire = sizeof h + body;
 
   ibv_sge sge[2];
   ibv_send_wr wr{};
@@ -151,10 +146,6 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
     sge[0] = ibv_sge{reinterpret_cast<uint64_t>(&h), sizeof h, 0};
     sge[1] = ibv_sge{reinterpret_cast<uint64_t>(data), static_cast<uint32_t>(body), 0};
     wr.num_sge = body > 0 ? 2 : 1;
-    if (headerless) {
-      sge[0] = sge[1];
-      wr.num_sge = 1;
-    }
     wr.send_flags = IBV_SEND_INLINE;
     // Signaled also when the queue runs low, so a completion always comes to free the slots.
     if (conn.unsignaled + 1 >= kSignalEvery || conn.sq_free <= kSignalEvery) {
@@ -166,8 +157,8 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
     if (!can_post(ctx, conn, o, true)) return BRAID_SUCCESS;
     slot = cls.send_free.back();
     uint8_t *buf = cls.send_slot(slot);
-    if (!headerless) std::memcpy(buf, &h, sizeof h);
-    if (body > 0) std::memcpy(buf + head, data, body);
+    std::memcpy(buf, &h, sizeof h);
+    if (body > 0) std::memcpy(buf + sizeof h, data, body);
     sge[0] =
         ibv_sge{reinterpret_cast<uint64_t>(buf), static_cast<uint32_t>(wire), cls.send.mr->lkey};
     wr.num_sge = 1;
@@ -176,10 +167,6 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
   }
   wr.sg_list = sge;
   wr.opcode = IBV_WR_SEND;
-  if (headerless) {
-    wr.opcode = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data = htobe32(headerless_imm(o.msn, o.delta));
-  }
   ibv_send_wr *bad = nullptr;
   int rc = ibv_post_send(conn.qp, &wr, &bad);
   if (rc != 0)
@@ -195,17 +182,12 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
       --conn.cm_budget;
     else
       --conn.send_credits;
-    if (!headerless) {  // the header carried them
-      conn.pending_return = 0;
-      conn.pending_cm_ack = 0;
-    }
+    conn.pending_return = 0;
+    conn.pending_cm_ack = 0;
   }
   *posted = true;
   Counters &c = ctx->counters;
   switch (o.type) {
-    case MsgType::Headerless:
-      ++c.headerless_msgs;
-      [[fallthrough]];
     case MsgType::Eager:
       if (inline_send) {
         ++c.inline_msgs;
@@ -258,17 +240,6 @@ int initial_credits(const QueueSpec &spec) {
   return static_cast<int>(spec.count) - kReservedCreditBuffers;
 }
 
-bool headerless_fits(const Context *ctx, const PeerState &ps, uint64_t tag, size_t bytes,
-                     int *delta) {
-  // A message that goes inline with its header pays nothing for it.
-  if (!ctx->opt.headerless || !ps.sent_tag || sizeof(Header) + bytes <= ctx->max_inline)
-    return false;
-  const auto d = static_cast<int64_t>(tag - ps.last_sent_tag);
-  if (d < kHeaderlessMinDelta || d > kHeaderlessMaxDelta) return false;
-  *delta = static_cast<int>(d);
-  return true;
-}
-
 int class_for(const Context *ctx, size_t wire_bytes) {
   for (size_t k = 0; k < ctx->classes.size(); ++k)
     if (ctx->classes[k].slot_bytes >= wire_bytes) return static_cast<int>(k);
@@ -303,10 +274,9 @@ int flush_sends(Context *ctx) {
     if (!conn.per_peer || conn.pending_return == 0) continue;
     int threshold = initial_credits(ctx->classes[conn.klass].spec) / 2;
     if (conn.pending_return < (threshold > 0 ? threshold : 1)) continue;
-    // A direct or headerless message carries no header, so no credits.
+    // A direct message carries no header, so no credits.
     bool carrier_coming = !conn.backlog.empty() && conn.send_credits > 0 &&
-                          conn.backlog.front().type != MsgType::Direct &&
-                          conn.backlog.front().type != MsgType::Headerless;
+                          conn.backlog.front().type != MsgType::Direct;
     if (carrier_coming || conn.cm_budget == 0) continue;
     Outgoing credit;
     credit.type = MsgType::Credit;

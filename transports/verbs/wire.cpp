@@ -75,8 +75,7 @@ bool parse_message(const void *data, size_t len, const WireLimits &limits, Messa
       std::memcpy(&out->retract, bytes + sizeof(Header), sizeof(RetractBody));
       return true;
     case MsgType::Direct:
-    case MsgType::Headerless:
-      break;  // never in a header: those messages carry none
+      break;  // never a header: an RDMA WRITE with immediate carries none
   }
   return bad(why, "unknown message type " + std::to_string(h.type));
 }
