@@ -11,14 +11,19 @@ compare=$1 build=$2 out=$3
 rm -rf "$out"
 python3 "$compare" --quick --collectives all --ranks 2 --no-algorithms --no-mem-alloc \
   --max-bytes 1K --no-plots --build-dir "$build" --no-build --no-install --out "$out"
+touch_out="$out/touch"
+python3 "$compare" --quick --collectives allreduce,broadcast --ranks 2 --no-algorithms \
+  --no-mem-alloc --max-bytes 1K --no-plots --build-dir "$build" --no-build --no-install \
+  --touch --out "$touch_out"
 status=0
-python3 - "$out" <<'PY' || status=1
+python3 - "$out" "$touch_out" <<'PY' || status=1
 import json, os, re, sys
-out = sys.argv[1]
-manifest = json.load(open(os.path.join(out, "manifest.json")))
-bad = [r for r in manifest["runs"] if r.get("status") != "ok"]
-if bad:
-    sys.exit(f"FAIL: runs not ok: {bad}")
+out, touch_out = sys.argv[1], sys.argv[2]
+for d in (out, touch_out):
+    manifest = json.load(open(os.path.join(d, "manifest.json")))
+    bad = [r for r in manifest["runs"] if r.get("status") != "ok"]
+    if bad:
+        sys.exit(f"FAIL: runs in {d} not ok: {bad}")
 colls = ["allreduce", "broadcast", "reduce", "allgather", "allgatherv", "reduce_scatter",
          "alltoall", "alltoallv", "gather", "scatter", "barrier"]
 for c in colls:
@@ -39,26 +44,14 @@ report = open(os.path.join(out, "report.md")).read()
 if len(re.findall(r"cache-line round trip: [0-9]+ ns", report)) != 2:
     sys.exit("FAIL: report.md lacks the machine profile before and after the runs")
 print("PASS: a table for every collective, and the machine profile")
-PY
-touch_out="$out/touch"
-python3 "$compare" --quick --collectives allreduce,broadcast --ranks 2 --no-algorithms \
-  --no-mem-alloc --max-bytes 1K --no-plots --build-dir "$build" --no-build --no-install \
-  --touch --out "$touch_out"
-python3 - "$touch_out" <<'PY' || status=1
-import json, os, re, sys
-out = sys.argv[1]
-manifest = json.load(open(os.path.join(out, "manifest.json")))
-bad = [r for r in manifest["runs"] if r.get("status") != "ok"]
-if bad:
-    sys.exit(f"FAIL: --touch runs not ok: {bad}")
-runs = [l for l in open(os.path.join(out, "commands.sh"))
+runs = [l for l in open(os.path.join(touch_out, "commands.sh"))
         if "braid-bench" in l and not l.lstrip().startswith("#")]
 if not runs or any("--touch" not in l for l in runs):
     sys.exit(f"FAIL: a run without --touch: {[l for l in runs if '--touch' not in l]}")
 programs = {re.search(r"braid-bench[-a-z]*", l).group(0) for l in runs}
 print(f"--touch runs of {sorted(programs)}")
 for c in ["allreduce", "broadcast"]:
-    text = open(os.path.join(out, f"{c}_2ranks.md")).read()
+    text = open(os.path.join(touch_out, f"{c}_2ranks.md")).read()
     if "(`--touch`)" not in text:
         sys.exit(f"FAIL: {c}_2ranks.md does not say its send buffers were rewritten")
 print("PASS: --touch mode over braid and every MPI")
