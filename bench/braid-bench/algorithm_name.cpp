@@ -1,5 +1,6 @@
 #include "algorithm_name.hpp"
 
+#include <cctype>
 #include <cstdlib>
 
 #include "text.hpp"
@@ -19,39 +20,21 @@
 
 namespace braid_bench {
 
-const char *override_variable(Collective c) {
-  switch (c) {
-    case Collective::allreduce:
-      return "BRAID_ALLREDUCE_ALGO";
-    case Collective::broadcast:
-      return "BRAID_BROADCAST_ALGO";
-    case Collective::barrier:
-      return nullptr;
-    case Collective::reduce:
-      return "BRAID_REDUCE_ALGO";
-    case Collective::allgather:
-      return "BRAID_ALLGATHER_ALGO";
-    case Collective::allgatherv:
-      return "BRAID_ALLGATHERV_ALGO";
-    case Collective::reduce_scatter:
-      return "BRAID_REDUCE_SCATTER_ALGO";
-    case Collective::alltoall:
-      return "BRAID_ALLTOALL_ALGO";
-    case Collective::alltoallv:
-      return "BRAID_ALLTOALLV_ALGO";
-    case Collective::gather:
-      return "BRAID_GATHER_ALGO";
-    case Collective::scatter:
-      return "BRAID_SCATTER_ALGO";
-  }
-  return nullptr;
+std::string override_variable(Collective c) {
+  // libbraid reads BRAID_<KIND>_ALGO with the kind's name in capitals (coll_kind.cpp), so a
+  // new kind needs nothing here.
+  if (c == Collective::barrier) return "";
+  std::string var = "BRAID_";
+  for (const char *p = name(c); *p; ++p)
+    var += static_cast<char>(std::toupper(static_cast<unsigned char>(*p)));
+  return var + "_ALGO";
 }
 
 namespace {
 
 std::string forced_algorithm(Collective c) {
-  const char *var = override_variable(c);
-  const char *value = var ? std::getenv(var) : nullptr;
+  const std::string var = override_variable(c);
+  const char *value = var.empty() ? nullptr : std::getenv(var.c_str());
   return value ? value : "";
 }
 

@@ -18,8 +18,8 @@ namespace braid_bench {
 // the table); "local" on one rank, where braid runs no algorithm at all.
 std::string braid_algorithm(Collective c, size_t bytes, size_t count, int ranks);
 
-// BRAID_<KIND>_ALGO of c (null for barrier, whose algorithm braid-bench does not force).
-const char *override_variable(Collective c);
+// BRAID_<KIND>_ALGO of c (empty for barrier, whose algorithm braid-bench does not force).
+std::string override_variable(Collective c);
 
 // Whether `name` is a braid algorithm for c; if not, *why lists the valid names. Always true
 // without the table (braid_init then rejects a bad name).

@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "%s: --algo '%s': %s\n", kProgram, o.algo.c_str(), why.c_str());
       return 2;
     }
-    setenv(override_variable(o.collective), o.algo.c_str(), 1);
+    setenv(override_variable(o.collective).c_str(), o.algo.c_str(), 1);
   }
   if (!o.transport.empty()) setenv("BRAID_TRANSPORT", o.transport.c_str(), 1);
 
