@@ -378,11 +378,13 @@ class Endpoint {
 // peer's status. A failure marks the plugin broken; its later benchmarks are skipped.
 // `sends`: messages rank 0 sends per iteration. Where the plugin writes eager messages straight
 // into advertised receives (verbs, BRAID_VERBS_DIRECT), the share of rank 0's that went so is
-// reported as `direct`.
+// reported as `direct`; where it sends them without a header (verbs), that share as
+// `headerless`.
 template <typename Step>
 void run(benchmark::State &state, Endpoint *ep, Kind kind, size_t window, Step step, double sends) {
   const size_t bytes = static_cast<size_t>(state.range(0));
   const int64_t direct0 = ep->counter("direct_msgs");
+  const int64_t headerless0 = ep->counter("headerless_msgs");
   if (ep->broken()) return state.SkipWithError(("skipped: " + ep->error()).c_str());
   if (bytes > ep->max_message()) return state.SkipWithError("larger than the plugin's max_message");
   const Command c{kind, static_cast<uint32_t>(window), bytes,
@@ -402,6 +404,10 @@ void run(benchmark::State &state, Endpoint *ep, Kind kind, size_t window, Step s
   if (direct0 >= 0 && state.iterations() > 0)
     state.counters["direct"] = static_cast<double>(ep->counter("direct_msgs") - direct0) /
                                (sends * static_cast<double>(state.iterations()));
+  if (headerless0 >= 0 && state.iterations() > 0)
+    state.counters["headerless"] =
+        static_cast<double>(ep->counter("headerless_msgs") - headerless0) /
+        (sends * static_cast<double>(state.iterations()));
 }
 
 void bm_pingpong(benchmark::State &state, Endpoint *ep) {

@@ -125,15 +125,17 @@ SPECS=(P,4096,32:P,65536,16 S,256,512:S,8192,256 default)
 # The default once more with the registration cache off: the benchmark sends from and into
 # ordinary buffers, so that row pays ibv_reg_mr/ibv_dereg_mr per rendezvous. And once with
 # eager messages written into advertised receives (BRAID_VERBS_DIRECT=on; `direct` is the share
-# of rank 0's messages that went so).
+# of rank 0's messages that went so). And once with every eager message carrying its header
+# (BRAID_VERBS_HEADERLESS=off): what headerless messages save.
 for p in "${plugins[@]}"; do
   specs=(-)
-  [[ $p == verbs ]] && specs=("${SPECS[@]}" default-rcache-off default-direct-on)
+  [[ $p == verbs ]] && specs=("${SPECS[@]}" default-rcache-off default-direct-on default-headerless-off)
   for spec in "${specs[@]}"; do
     queues=()
     [[ $spec != - && $spec != default* ]] && queues=(BRAID_VERBS_RECV_QUEUES="$spec")
     [[ $spec == default-rcache-off ]] && queues=(BRAID_VERBS_RCACHE=off)
     [[ $spec == default-direct-on ]] && queues=(BRAID_VERBS_DIRECT=on)
+    [[ $spec == default-headerless-off ]] && queues=(BRAID_VERBS_HEADERLESS=off)
     [[ $spec != - ]] && echo "-- verbs with BRAID_VERBS_RECV_QUEUES=${spec%%-*}${queues[*]:+ (${queues[*]})}"
     env "${UCX_RXE[@]}" BRAID_VERBS_DEVICE=rxe0:1 "${queues[@]}" "$BIN/braid-micro-p2p" \
       --transports="$p" --benchmark_filter="$filter" --benchmark_min_time=0.3 \

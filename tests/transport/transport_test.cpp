@@ -23,6 +23,8 @@
 //   pages         the same after madvise(DONTNEED), mremap, fork and free of a large malloc block
 //   direct        eager messages into receives posted well before them, and a receive cancelled
 //                 after the transport could have told its sender about it
+//   headerless    tags near and far from the previous one to the same peer, across size
+//                 classes, in and out of order (verbs sends the near ones without a header)
 // Prints "PASS <case> (<ms> ms)" per case; the first failure prints "FAIL <case>: <why>" naming
 // the peer, tag and size, and exits 1. Every wait has a deadline (BRAID_TIMEOUT, at most 120 s).
 //   braid_transport_tests [--only=case,case] [--burst=N]
@@ -48,6 +50,7 @@
 #include "comm/world.hpp"
 #include "direct_case.hpp"
 #include "error.hpp"
+#include "headerless_case.hpp"
 #include "transport_checks.hpp"
 
 namespace bt = braid::transport_test;
@@ -487,10 +490,10 @@ void case_pages(bt::Job &job) {
         "invalidations and shared memory left uncached, and was not");
 }
 
-const Case kCases[] = {{"sizes", case_sizes},         {"in_flight", case_in_flight},
-                       {"tag_order", case_tag_order}, {"burst", case_burst},
-                       {"asleep", case_asleep},       {"reuse", case_reuse},
-                       {"pages", case_pages},         {"direct", bt::case_direct}};
+const Case kCases[] = {
+    {"sizes", case_sizes}, {"in_flight", case_in_flight}, {"tag_order", case_tag_order},
+    {"burst", case_burst}, {"asleep", case_asleep},       {"reuse", case_reuse},
+    {"pages", case_pages}, {"direct", bt::case_direct},   {"headerless", bt::case_headerless}};
 
 }  // namespace
 

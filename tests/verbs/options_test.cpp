@@ -27,12 +27,14 @@ TEST(VerbsOptions, DefaultsWithoutEnvironment) {
   EXPECT_EQ(o.eager_limit, 0u);
   EXPECT_TRUE(o.rcache);
   EXPECT_FALSE(o.direct);
+  EXPECT_TRUE(o.headerless);
 }
 
 TEST(VerbsOptions, ReadsEveryVariable) {
   g_env = {{"BRAID_VERBS_DEVICE", "rxe0:1"},    {"BRAID_VERBS_RECV_QUEUES", "S,256,512"},
            {"BRAID_VERBS_EAGER_LIMIT", "1024"}, {"BRAID_VERBS_RNR_RETRY", "0"},
-           {"BRAID_VERBS_RCACHE", "off"},       {"BRAID_VERBS_DIRECT", "on"}};
+           {"BRAID_VERBS_RCACHE", "off"},       {"BRAID_VERBS_DIRECT", "on"},
+           {"BRAID_VERBS_HEADERLESS", "off"}};
   Options o;
   std::string error;
   ASSERT_TRUE(parse_options(lookup, &o, &error)) << error;
@@ -43,6 +45,7 @@ TEST(VerbsOptions, ReadsEveryVariable) {
   EXPECT_EQ(o.rnr_retry, 0);
   EXPECT_FALSE(o.rcache);
   EXPECT_TRUE(o.direct);
+  EXPECT_FALSE(o.headerless);
   g_env = {{"BRAID_VERBS_DEVICE", "mlx5_0"}};
   ASSERT_TRUE(parse_options(lookup, &o, &error)) << error;
   EXPECT_EQ(o.device, "mlx5_0");
@@ -58,6 +61,7 @@ TEST(VerbsOptions, BadValuesNameTheVariable) {
                                           {"BRAID_VERBS_RNR_RETRY", "8"},
                                           {"BRAID_VERBS_RCACHE", "yes"},
                                           {"BRAID_VERBS_DIRECT", "1"},
+                                          {"BRAID_VERBS_HEADERLESS", "no"},
                                           {"BRAID_VERBS_RECV_QUEUES", "Q,1,1"}}) {
     g_env = {{name, value}};
     Options o;

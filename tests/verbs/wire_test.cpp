@@ -64,9 +64,9 @@ TEST(Wire, RejectsEveryInconsistentField) {
   auto wrong_class = message(MsgType::Eager, "abcd", 4, 1);
   EXPECT_FALSE(parse_message(wrong_class.data(), wrong_class.size(), kLimits, &m, &why));
   EXPECT_NE(why.find("class"), std::string::npos);
-  auto unknown = message(static_cast<MsgType>(9), nullptr, 0);
+  auto unknown = message(static_cast<MsgType>(10), nullptr, 0);
   EXPECT_FALSE(parse_message(unknown.data(), unknown.size(), kLimits, &m, &why));
-  EXPECT_NE(why.find("unknown message type 9"), std::string::npos);
+  EXPECT_NE(why.find("unknown message type 10"), std::string::npos);
   auto short_rts = message(MsgType::Rts, "x", 1, 0, 0);
   EXPECT_FALSE(parse_message(short_rts.data(), short_rts.size(), kLimits, &m, &why));
   RtsBody huge{~uint64_t{0} - 10, 100, 1, 1, 0};
@@ -121,6 +121,38 @@ TEST(Wire, RejectsMalformedAdvertsAndRetracts) {
   auto direct = message(MsgType::Direct, nullptr, 0);
   EXPECT_FALSE(parse_message(direct.data(), direct.size(), kLimits, &m, &why));
   EXPECT_NE(why.find("unknown message type 8"), std::string::npos);
+  // Nor does a headerless one.
+  auto headerless = message(MsgType::Headerless, "abcd", 4);
+  EXPECT_FALSE(parse_message(headerless.data(), headerless.size(), kLimits, &m, &why));
+  EXPECT_NE(why.find("unknown message type 9"), std::string::npos);
+}
+
+// A headerless message's immediate data: the msn's low 24 bits and the tag's step from the
+// previous one, every step an 8-bit signed delta can hold.
+TEST(Wire, HeaderlessImmediateCarriesMsnAndDelta) {
+  for (uint32_t msn : {0u, 1u, 0xffffffu, 0x1234567u})
+    for (int delta = kHeaderlessMinDelta; delta <= kHeaderlessMaxDelta; ++delta) {
+      const uint32_t imm = headerless_imm(msn, delta);
+      EXPECT_EQ(imm >> 8, msn & 0xffffffu);
+      EXPECT_EQ(headerless_delta(imm), delta);
+    }
+}
+
+// A message goes without its header only where the header would add a packet: a payload that
+// fills its last packet, or leaves less room in it than a header needs; never an empty one.
+TEST(Wire, HeaderCostsAPacketOnlyWhereThePayloadFillsItsLastPacket) {
+  constexpr size_t kHeader = sizeof(Header);
+  for (size_t mtu : {size_t{256}, size_t{1024}, size_t{4096}}) {
+    EXPECT_FALSE(header_costs_a_packet(0, mtu));
+    EXPECT_FALSE(header_costs_a_packet(8, mtu));
+    EXPECT_FALSE(header_costs_a_packet(mtu - kHeader, mtu));
+    EXPECT_TRUE(header_costs_a_packet(mtu - kHeader + 1, mtu));
+    EXPECT_TRUE(header_costs_a_packet(mtu, mtu));
+    EXPECT_FALSE(header_costs_a_packet(mtu + 1, mtu));
+    EXPECT_TRUE(header_costs_a_packet(2 * mtu, mtu));
+    EXPECT_FALSE(header_costs_a_packet(2 * mtu - kHeader, mtu));
+  }
+  EXPECT_FALSE(header_costs_a_packet(4096, 0));
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ bool detach_queued(Context *ctx, Request *req) {
   for (Conn &conn : ctx->conns) {
     for (Outgoing &o : conn.backlog) {
       if (o.req != req) continue;
-      if (o.type == MsgType::Eager || o.type == MsgType::Direct) {
+      if (o.type == MsgType::Eager || o.type == MsgType::Direct || o.type == MsgType::Headerless) {
         o.detached.assign(req->buf, req->buf + req->bytes);
         o.detached_payload = true;
       }

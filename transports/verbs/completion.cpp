@@ -101,6 +101,9 @@ int on_completion(Context *ctx, const ibv_wc &wc) {
       if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM)
         return on_direct_receive(ctx, ctx->conns[conn_index], id.slot, wc.byte_len,
                                  be32toh(wc.imm_data));
+      if ((wc.wc_flags & IBV_WC_WITH_IMM) != 0)
+        return on_headerless_receive(ctx, ctx->conns[conn_index], id.slot, wc.byte_len,
+                                     be32toh(wc.imm_data));
       return on_receive(ctx, ctx->conns[conn_index], id.slot, wc.byte_len);
     }
     case WrKind::SendBounce:

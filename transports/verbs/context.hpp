@@ -48,6 +48,9 @@ struct Counters {
   uint64_t adverts_unused = 0;                 // ... and matched by an ordinary message after all
   uint64_t direct_msgs = 0, direct_bytes = 0;  // sent as RDMA WRITEs into an advertised receive
   uint64_t retracts = 0;                       // adverts taken back for a cancel
+  // Eager messages sent without a header (wire.hpp, headerless_imm); also in eager_msgs.
+  uint64_t headerless_msgs = 0;
+  uint64_t headerless_fallbacks = 0;  // sent with a header to carry an owed cm_ack (send.cpp)
 };
 
 // A registered block of buffers.
@@ -102,6 +105,7 @@ struct Outgoing {
   RetractBody retract{};  // Retract, RetractAck
   AdvertBody advert{};    // Advert
   DirectTarget direct{};  // Direct
+  int delta = 0;          // Headerless: the tag minus the previous one on the wire to the peer
 };
 
 struct Conn {
@@ -134,6 +138,10 @@ struct Stashed {
   RtsBody rts{};
   size_t direct_len = 0;  // Direct: bytes already in the advertised receive's buffer
   uint8_t serial = 0;     // Direct: low bits of the advert's serial
+  // An Eager message that came without a header: its tag is the previous one from this peer
+  // plus `delta`, known only once the messages before it were delivered.
+  bool headerless = false;
+  int delta = 0;
 };
 
 // Receive side: an advert we sent for one of our posted receives, not ended yet (direct.hpp).
@@ -171,6 +179,10 @@ struct PeerState {
   // As the sender:
   std::deque<AdvertIn> adverts_in;
   uint64_t sent_tags[kSentTags] = {};
+  // The tag of the last message in msn order that carried one (an Eager or RTS header, or a
+  // headerless message), each way: a headerless message's tag is a delta from it (wire.hpp).
+  uint64_t last_sent_tag = 0, last_recv_tag = 0;
+  bool sent_tag = false, recv_tag = false;
 };
 
 constexpr int kReservedCreditBuffers = 2;

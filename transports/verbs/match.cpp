@@ -61,6 +61,13 @@ int deliver(Context *ctx, int peer, MsgType type, uint64_t tag, const uint8_t *p
   return BRAID_SUCCESS;
 }
 
+// A message with a tag (header or headerless) was taken in msn order: the next headerless
+// message's tag is a delta from this one.
+void saw_tag(PeerState &ps, uint64_t tag) {
+  ps.last_recv_tag = tag;
+  ps.recv_tag = true;
+}
+
 int protocol_error(Context *ctx, Conn &conn, const std::string &why) {
   fail_peer(ctx, conn.peer, BRAID_ERR_TRANSPORT,
             "verbs: rank " + std::to_string(ctx->rank) + ": malformed message from rank " +
@@ -68,6 +75,9 @@ int protocol_error(Context *ctx, Conn &conn, const std::string &why) {
   ctx->logf(0, "%s", ctx->peers[static_cast<size_t>(conn.peer)].failure.c_str());
   return BRAID_SUCCESS;
 }
+
+constexpr const char *kHeaderlessFirst =
+    "a headerless message before any message with a tag (its tag is a delta from that one's)";
 
 // Delivers what waited in the reorder buffer for the messages before it.
 int drain_reorder(Context *ctx, Conn &conn) {
@@ -82,6 +92,11 @@ int drain_reorder(Context *ctx, Conn &conn) {
       if (!deliver_direct(ctx, conn.peer, s.serial, s.direct_len, &why))
         return protocol_error(ctx, conn, why);
     } else {
+      if (s.headerless) {
+        if (!ps.recv_tag) return protocol_error(ctx, conn, kHeaderlessFirst);
+        s.tag = ps.last_recv_tag + static_cast<uint64_t>(static_cast<int64_t>(s.delta));
+      }
+      saw_tag(ps, s.tag);
       rc = deliver(ctx, conn.peer, s.type, s.tag, s.payload.data(), s.payload.size(), s.rts);
     }
     ++ps.next_recv_msn;
@@ -155,7 +170,49 @@ int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len) {
     ++ctx->counters.reordered_msgs;
     return BRAID_SUCCESS;
   }
+  saw_tag(ps, h.tag);
   int rc = deliver(ctx, conn.peer, type, h.tag, msg.payload, msg.payload_len, msg.rts);
+  ++ps.next_recv_msn;
+  return rc == BRAID_SUCCESS ? drain_reorder(ctx, conn) : rc;
+}
+
+int on_headerless_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len, uint32_t imm) {
+  PeerState &ps = ctx->peers[static_cast<size_t>(conn.peer)];
+  const uint8_t *data = ctx->classes[conn.klass].recv_slot(slot);
+  // Reposted after this call: the payload is copied or matched below.
+  repost_later(ctx, conn, slot, false);
+  if (ps.failed != 0) return BRAID_SUCCESS;
+  // The device refuses a message longer than the receive buffer; checked anyway, against the
+  // class's buffers (the ranks' eager limits are their own, not exchanged).
+  // The sender chose the class with the header counted (so that it can take it back).
+  if (byte_len + sizeof(Header) > ctx->classes[conn.klass].slot_bytes)
+    return protocol_error(
+        ctx, conn,
+        "headerless message of " + std::to_string(byte_len) + " bytes, too long for the class's " +
+            std::to_string(ctx->classes[conn.klass].slot_bytes) + "-byte buffers with a header");
+  // As for direct messages, the msn's low 24 bits name one msn within the reorder window.
+  const uint32_t ahead = ((imm >> 8) - ps.next_recv_msn) & 0xffffffu;
+  if (ahead >= kReorderWindow)
+    return protocol_error(ctx, conn,
+                          "headerless message with sequence number bits " +
+                              std::to_string(imm >> 8) + " while expecting " +
+                              std::to_string(ps.next_recv_msn));
+  const int delta = headerless_delta(imm);
+  if (ahead > 0) {
+    Stashed s;
+    s.type = MsgType::Eager;
+    s.headerless = true;
+    s.delta = delta;
+    if (byte_len > 0) s.payload.assign(data, data + byte_len);
+    if (!ps.reorder.emplace(ps.next_recv_msn + ahead, std::move(s)).second)
+      return protocol_error(ctx, conn, "a headerless message's sequence number twice");
+    ++ctx->counters.reordered_msgs;
+    return BRAID_SUCCESS;
+  }
+  if (!ps.recv_tag) return protocol_error(ctx, conn, kHeaderlessFirst);
+  const uint64_t tag = ps.last_recv_tag + static_cast<uint64_t>(static_cast<int64_t>(delta));
+  saw_tag(ps, tag);
+  int rc = deliver(ctx, conn.peer, MsgType::Eager, tag, data, byte_len, RtsBody{});
   ++ps.next_recv_msn;
   return rc == BRAID_SUCCESS ? drain_reorder(ctx, conn) : rc;
 }

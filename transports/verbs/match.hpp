@@ -15,6 +15,10 @@ int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len);
 // message (direct.hpp), delivered in msn order like the others.
 int on_direct_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len, uint32_t imm);
 
+// A receive completion of a SEND with immediate data on connection `conn`: a headerless eager
+// message (wire.hpp), its tag known once the messages before it were delivered.
+int on_headerless_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len, uint32_t imm);
+
 // irecv: matches an unexpected message or queues the receive.
 int post_receive(Context *ctx, Request *req);
 

@@ -75,7 +75,8 @@ bool parse_options(EnvLookup env, Options *out, std::string *error) {
     out->rnr_retry = static_cast<int>(v);
   }
   return parse_switch(env, "BRAID_VERBS_RCACHE", &out->rcache, error) &&
-         parse_switch(env, "BRAID_VERBS_DIRECT", &out->direct, error);
+         parse_switch(env, "BRAID_VERBS_DIRECT", &out->direct, error) &&
+         parse_switch(env, "BRAID_VERBS_HEADERLESS", &out->headerless, error);
 }
 
 }  // namespace braid::verbs

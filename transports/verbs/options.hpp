@@ -1,5 +1,6 @@
 // The verbs plugin's environment: BRAID_VERBS_DEVICE, BRAID_VERBS_RECV_QUEUES,
-// BRAID_VERBS_EAGER_LIMIT, BRAID_VERBS_RNR_RETRY, BRAID_VERBS_RCACHE, BRAID_VERBS_DIRECT.
+// BRAID_VERBS_EAGER_LIMIT, BRAID_VERBS_RNR_RETRY, BRAID_VERBS_RCACHE, BRAID_VERBS_DIRECT,
+// BRAID_VERBS_HEADERLESS.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,9 @@ struct Options {
   // previous one's acknowledgement, collectives posting each step's receive with its send)
   // arrive after their message left, and cancelling an advertised receive waits for the peer.
   bool direct = false;
+  // BRAID_VERBS_HEADERLESS=on|off: eager messages whose tag is near the previous one to the same
+  // peer travel without the 24-byte header (wire.hpp). Off only to measure what it saves.
+  bool headerless = true;
 };
 
 // getenv-style lookup, replaceable in tests.

@@ -23,6 +23,7 @@ size_t body_bytes(const Outgoing &o) {
   switch (o.type) {
     case MsgType::Eager:
     case MsgType::Direct:
+    case MsgType::Headerless:
       return o.detached_payload ? o.detached.size() : o.req->bytes;
     case MsgType::Rts:
       return sizeof(RtsBody);
@@ -43,6 +44,7 @@ const void *body_data(const Outgoing &o, RtsBody *rts) {
   switch (o.type) {
     case MsgType::Eager:
     case MsgType::Direct:
+    case MsgType::Headerless:
       return o.detached_payload ? o.detached.data() : o.req->buf;
     case MsgType::Rts:
       *rts = o.rts;
@@ -119,6 +121,18 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
   if (o.type == MsgType::Direct) return post_direct(ctx, conn, o, posted);
   *posted = false;
   ClassState &cls = ctx->classes[conn.klass];
+  // A headerless message carries neither credits nor the acknowledgement of the peer's credit
+  // messages (cm_ack), and a peer whose credit messages go unacknowledged runs out of budget for
+  // them: in a one-way stream of headerless messages it could return no more credits and both
+  // sides would wait. So where a per-peer connection owes that acknowledgement, the message takes
+  // its header after all (it fits: its class was chosen with the header counted, and the tag
+  // base moves the same way with or without one).
+  if (o.type == MsgType::Headerless && conn.per_peer && conn.pending_cm_ack > 0) {
+    o.type = MsgType::Eager;
+    ++ctx->counters.headerless_fallbacks;
+  }
+  // A headerless message is the payload alone, sent with immediate data (wire.hpp).
+  const bool headerless = o.type == MsgType::Headerless;
   bool credit_msg = o.type == MsgType::Credit;
   if (!can_post(ctx, conn, o, false)) return BRAID_SUCCESS;
   Header h{};
@@ -134,7 +148,8 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
   h.length = o.type == MsgType::Eager ? static_cast<uint32_t>(body) : 0;
   RtsBody rts{};
   const void *data = body_data(o, &rts);
-  size_t wire = sizeof h + body;
+  const size_t head = headerless ? 0 : sizeof h;
+  size_t wire = head + body;
 
   ibv_sge sge[2];
   ibv_send_wr wr{};
@@ -146,6 +161,10 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
     sge[0] = ibv_sge{reinterpret_cast<uint64_t>(&h), sizeof h, 0};
     sge[1] = ibv_sge{reinterpret_cast<uint64_t>(data), static_cast<uint32_t>(body), 0};
     wr.num_sge = body > 0 ? 2 : 1;
+    if (headerless) {
+      sge[0] = sge[1];
+      wr.num_sge = 1;
+    }
     wr.send_flags = IBV_SEND_INLINE;
     // Signaled also when the queue runs low, so a completion always comes to free the slots.
     if (conn.unsignaled + 1 >= kSignalEvery || conn.sq_free <= kSignalEvery) {
@@ -157,8 +176,8 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
     if (!can_post(ctx, conn, o, true)) return BRAID_SUCCESS;
     slot = cls.send_free.back();
     uint8_t *buf = cls.send_slot(slot);
-    std::memcpy(buf, &h, sizeof h);
-    if (body > 0) std::memcpy(buf + sizeof h, data, body);
+    if (!headerless) std::memcpy(buf, &h, sizeof h);
+    if (body > 0) std::memcpy(buf + head, data, body);
     sge[0] =
         ibv_sge{reinterpret_cast<uint64_t>(buf), static_cast<uint32_t>(wire), cls.send.mr->lkey};
     wr.num_sge = 1;
@@ -167,6 +186,10 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
   }
   wr.sg_list = sge;
   wr.opcode = IBV_WR_SEND;
+  if (headerless) {
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data = htobe32(headerless_imm(o.msn, o.delta));
+  }
   ibv_send_wr *bad = nullptr;
   int rc = ibv_post_send(conn.qp, &wr, &bad);
   if (rc != 0)
@@ -182,12 +205,17 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
       --conn.cm_budget;
     else
       --conn.send_credits;
-    conn.pending_return = 0;
-    conn.pending_cm_ack = 0;
+    if (!headerless) {  // the header carried them
+      conn.pending_return = 0;
+      conn.pending_cm_ack = 0;
+    }
   }
   *posted = true;
   Counters &c = ctx->counters;
   switch (o.type) {
+    case MsgType::Headerless:
+      ++c.headerless_msgs;
+      [[fallthrough]];
     case MsgType::Eager:
       if (inline_send) {
         ++c.inline_msgs;
@@ -240,6 +268,22 @@ int initial_credits(const QueueSpec &spec) {
   return static_cast<int>(spec.count) - kReservedCreditBuffers;
 }
 
+bool headerless_fits(const Context *ctx, const PeerState &ps, uint64_t tag, size_t bytes,
+                     int *delta) {
+  if (!ctx->opt.headerless || !ps.sent_tag) return false;
+  // Only where the header costs a packet: a payload that fills its last packet (4 KiB at a
+  // 4 KiB MTU) needs one more for the header. Elsewhere the header is free on the wire and
+  // carries credits, which a headerless message cannot.
+  const int mtu_code = static_cast<int>(ctx->port_attr.active_mtu);
+  if (mtu_code < IBV_MTU_256 || mtu_code > IBV_MTU_4096) return false;
+  const size_t mtu = size_t{128} << mtu_code;
+  if (!header_costs_a_packet(bytes, mtu)) return false;
+  const auto d = static_cast<int64_t>(tag - ps.last_sent_tag);
+  if (d < kHeaderlessMinDelta || d > kHeaderlessMaxDelta) return false;
+  *delta = static_cast<int>(d);
+  return true;
+}
+
 int class_for(const Context *ctx, size_t wire_bytes) {
   for (size_t k = 0; k < ctx->classes.size(); ++k)
     if (ctx->classes[k].slot_bytes >= wire_bytes) return static_cast<int>(k);
@@ -271,12 +315,29 @@ int flush_sends(Context *ctx) {
     // Credits normally ride on our next message. When half the peer's credits are owed and
     // nothing is about to carry them, send them explicitly; never because of cm_ack alone, so
     // two idle peers cannot bounce credit messages forever.
-    if (!conn.per_peer || conn.pending_return == 0) continue;
+    if (!conn.per_peer) continue;
+    // Stalled for credits while owing the peer the acknowledgement of its credit messages: the
+    // peer may be out of budget for them (it has sent two unacknowledged) and so unable to
+    // return the credits this side waits for; a direct message, which has no header, cannot
+    // carry the acknowledgement. Not an idle bounce: this side has messages waiting.
+    if (conn.pending_cm_ack > 0 && conn.send_credits == 0 && !conn.backlog.empty() &&
+        conn.cm_budget > 0) {
+      Outgoing ack;
+      ack.type = MsgType::Credit;
+      bool posted = false;
+      rc = post_one(ctx, conn, ack, &posted);
+      if (rc != BRAID_SUCCESS) return rc;
+      continue;
+    }
+    if (conn.pending_return == 0) continue;
     int threshold = initial_credits(ctx->classes[conn.klass].spec) / 2;
     if (conn.pending_return < (threshold > 0 ? threshold : 1)) continue;
-    // A direct message carries no header, so no credits.
-    bool carrier_coming = !conn.backlog.empty() && conn.send_credits > 0 &&
-                          conn.backlog.front().type != MsgType::Direct;
+    // A direct message carries no header, so no credits; nor does a headerless one unless it
+    // takes its header back to carry an acknowledgement (post_one).
+    const MsgType front = conn.backlog.empty() ? MsgType::Credit : conn.backlog.front().type;
+    const bool carrier_coming = !conn.backlog.empty() && conn.send_credits > 0 &&
+                                front != MsgType::Direct &&
+                                (front != MsgType::Headerless || conn.pending_cm_ack > 0);
     if (carrier_coming || conn.cm_budget == 0) continue;
     Outgoing credit;
     credit.type = MsgType::Credit;

@@ -8,6 +8,12 @@
 
 namespace braid::verbs {
 
+// Whether an eager message of `bytes` with `tag` to the peer of `ps` goes without a header
+// (wire.hpp): headerless messages are on, the header would cost a packet at the port's MTU, and
+// the tag is within reach of the last one put on the wire to that peer. Sets *delta.
+bool headerless_fits(const Context *ctx, const PeerState &ps, uint64_t tag, size_t bytes,
+                     int *delta);
+
 // The smallest class whose buffers hold `wire_bytes`; -1 when none does.
 int class_for(const Context *ctx, size_t wire_bytes);
 

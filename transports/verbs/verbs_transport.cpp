@@ -115,9 +115,19 @@ int isend(braid_transport_ctx_t c, int peer, uint64_t tag, const void *buf, size
       o.rts = req->rts;
     }
     if (rc == BRAID_SUCCESS) {
+      PeerState &ps = ctx->peers[static_cast<size_t>(peer)];
       // Only a message that is sent counts against the peer's adverts.
-      if (take_advert(ctx, peer, o.msn, tag, bytes, &o.direct)) o.type = MsgType::Direct;
-      ++ctx->peers[static_cast<size_t>(peer)].next_send_msn;
+      if (take_advert(ctx, peer, o.msn, tag, bytes, &o.direct)) {
+        o.type = MsgType::Direct;
+      } else {
+        // Its class stays the one chosen with the header counted, so that it can take the
+        // header after all when it must carry an acknowledgement (send.cpp).
+        if (o.type == MsgType::Eager && headerless_fits(ctx, ps, tag, bytes, &o.delta))
+          o.type = MsgType::Headerless;
+        ps.last_sent_tag = tag;
+        ps.sent_tag = true;
+      }
+      ++ps.next_send_msn;
       rc = send_now(ctx, peer, klass, std::move(o));
     }
   }
@@ -208,6 +218,8 @@ int counters(braid_transport_ctx_t c, braid_transport_counter_t *out, size_t *n)
                                       {"direct_msgs", k.direct_msgs},
                                       {"direct_bytes", k.direct_bytes},
                                       {"direct_retracts", k.retracts},
+                                      {"headerless_msgs", k.headerless_msgs},
+                                      {"headerless_fallbacks", k.headerless_fallbacks},
                                       {"rcache_enabled", ctx->rcache != nullptr ? 1u : 0u},
                                       {"rcache_hits", rs.hits},
                                       {"rcache_misses", rs.misses},

@@ -75,7 +75,8 @@ bool parse_message(const void *data, size_t len, const WireLimits &limits, Messa
       std::memcpy(&out->retract, bytes + sizeof(Header), sizeof(RetractBody));
       return true;
     case MsgType::Direct:
-      break;  // never a header: an RDMA WRITE with immediate carries none
+    case MsgType::Headerless:
+      break;  // never in a header: those messages carry none
   }
   return bad(why, "unknown message type " + std::to_string(h.type));
 }

@@ -24,6 +24,9 @@ enum class MsgType : uint8_t {
   // Never in a header: an RDMA WRITE with immediate data into an advertised receive, which
   // carries no header at all (direct.hpp). Only the send side's queue knows this type.
   Direct = 8,
+  // Never in a header either: an eager message sent with immediate data instead of a header
+  // (below, headerless_imm). Only the send side's queue knows this type.
+  Headerless = 9,
 };
 
 // Messages that take part in tag matching carry a per-peer sequence number (msn): a peer's
@@ -78,6 +81,31 @@ struct RetractBody {
   uint32_t watermark;
 };
 static_assert(sizeof(RetractBody) == 8);
+
+// A headerless eager message: SEND WITH IMMEDIATE of the payload alone, for a message whose tag
+// is within reach of the previous tag this sender put on the wire to this receiver (in msn
+// order: an Eager or RTS header, or another headerless message; direct messages do not count).
+// A 24-byte header costs a packet where it pushes a message over the path MTU (a 4 KiB payload
+// at a 4 KiB MTU goes in one packet instead of two) and a size class where it pushes it over a
+// buffer's size. What the header said is known without it: the type (eager), the class (the
+// receiving QP's), the length (the completion's byte_len), and the msn and the tag from the
+// immediate data [msn:24][tag delta:8]. It returns no credits (like a direct message).
+constexpr int kHeaderlessMinDelta = -128, kHeaderlessMaxDelta = 127;
+
+inline uint32_t headerless_imm(uint32_t msn, int delta) {
+  return (msn << 8) | (static_cast<uint32_t>(delta) & 0xffu);
+}
+inline int headerless_delta(uint32_t imm) {
+  return static_cast<int8_t>(static_cast<uint8_t>(imm & 0xffu));
+}
+
+// Whether a header makes a payload of `bytes` one packet longer at an MTU of `mtu` bytes: only
+// then is sending it without one worth what the header carries (credits, acknowledgements).
+// An empty payload is one packet either way.
+inline bool header_costs_a_packet(size_t bytes, size_t mtu) {
+  if (bytes == 0 || mtu == 0) return false;
+  return (sizeof(Header) + bytes + mtu - 1) / mtu != (bytes + mtu - 1) / mtu;
+}
 
 constexpr size_t kMaxControlBytes = sizeof(Header) + sizeof(RtsBody);
 static_assert(sizeof(AdvertBody) <= sizeof(RtsBody));
