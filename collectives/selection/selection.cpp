@@ -256,7 +256,10 @@ Choice SelectionTable::by_model(CollKind kind, size_t bytes, size_t count,
   if (best.algorithm->needs == Span::any && few != nullptr &&
       count < static_cast<size_t>(where.ranks))
     return {find_algorithm(kind, few), 0, -1, "fewer elements than ranks"};
-  return {best.algorithm, rule_segment(*best.algorithm), -1, "cost model", best.us, best.path};
+  // A node-aware algorithm is the node layout's choice whatever a flat one is predicted to
+  // cost (above); the reason says so, so that --explain does not read as the model's pick.
+  const char *why = best.algorithm->needs == Span::any ? "cost model" : "node layout, cost model";
+  return {best.algorithm, rule_segment(*best.algorithm), -1, why, best.us, best.path};
 }
 
 Choice SelectionTable::choose(CollKind kind, size_t bytes, size_t count,

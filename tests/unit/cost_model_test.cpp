@@ -228,8 +228,10 @@ TEST(CostModel, NodeAwareAlgorithmsServeNodeLayouts) {
   SelectionTable t = SelectionTable::defaults();
   t.set_model(CostInputs::typical());
   for (size_t bytes = 8; bytes <= 64 * MiB; bytes *= 8) {
-    EXPECT_STREQ(t.choose(CollKind::allreduce, bytes, bytes / 4, one_node(4)).algorithm->name,
-                 "shm");
+    const Choice node = t.choose(CollKind::allreduce, bytes, bytes / 4, one_node(4));
+    EXPECT_STREQ(node.algorithm->name, "shm");
+    // Chosen for the layout, not as the cheapest prediction: --explain says which.
+    EXPECT_EQ(describe(node).rfind("node layout, cost model, ", 0), 0u) << describe(node);
     EXPECT_STREQ(t.choose(CollKind::broadcast, bytes, bytes / 4, two_nodes(4)).algorithm->name,
                  "hierarchical");
     // The leaders' algorithm is the model's too.
