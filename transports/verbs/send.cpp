@@ -127,6 +127,9 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
   // sides would wait. So where a per-peer connection owes that acknowledgement, the message takes
   // its header after all (it fits: its class was chosen with the header counted, and the tag
   // base moves the same way with or without one).
+  // Decided when it can go (it needs the same resources either way), so that one that waits
+  // for credits keeps its chance to go without a header.
+  if (!can_post(ctx, conn, o, false)) return BRAID_SUCCESS;
   if (o.type == MsgType::Headerless && conn.per_peer && conn.pending_cm_ack > 0) {
     o.type = MsgType::Eager;
     ++ctx->counters.headerless_fallbacks;
@@ -134,7 +137,6 @@ int post_one(Context *ctx, Conn &conn, Outgoing &o, bool *posted) {
   // A headerless message is the payload alone, sent with immediate data (wire.hpp).
   const bool headerless = o.type == MsgType::Headerless;
   bool credit_msg = o.type == MsgType::Credit;
-  if (!can_post(ctx, conn, o, false)) return BRAID_SUCCESS;
   Header h{};
   h.type = static_cast<uint8_t>(o.type);
   h.klass = conn.klass;
@@ -313,8 +315,8 @@ int flush_sends(Context *ctx) {
     int rc = flush_conn(ctx, conn);
     if (rc != BRAID_SUCCESS) return rc;
     // Credits normally ride on our next message. When half the peer's credits are owed and
-    // nothing is about to carry them, send them explicitly; never because of cm_ack alone, so
-    // two idle peers cannot bounce credit messages forever.
+    // nothing is about to carry them, send them explicitly. An idle connection never sends one
+    // for cm_ack alone, so two idle peers cannot bounce credit messages forever.
     if (!conn.per_peer) continue;
     // Stalled for credits while owing the peer the acknowledgement of its credit messages: the
     // peer may be out of budget for them (it has sent two unacknowledged) and so unable to
@@ -338,7 +340,12 @@ int flush_sends(Context *ctx) {
     const bool carrier_coming = !conn.backlog.empty() && conn.send_credits > 0 &&
                                 front != MsgType::Direct &&
                                 (front != MsgType::Headerless || conn.pending_cm_ack > 0);
-    if (carrier_coming || conn.cm_budget == 0) continue;
+    // The last reserved buffer is kept for a credit message that carries an acknowledgement:
+    // two sides that both spent their budget on credits alone, then their send credits on
+    // direct messages (no header, so no acknowledgement), would otherwise both wait with
+    // nothing able to move; with one buffer left, the stalled side's rule above can send.
+    if (carrier_coming || conn.cm_budget == 0 || (conn.cm_budget == 1 && conn.pending_cm_ack == 0))
+      continue;
     Outgoing credit;
     credit.type = MsgType::Credit;
     bool posted = false;

@@ -86,10 +86,11 @@ static_assert(sizeof(RetractBody) == 8);
 // is within reach of the previous tag this sender put on the wire to this receiver (in msn
 // order: an Eager or RTS header, or another headerless message; direct messages do not count).
 // A 24-byte header costs a packet where it pushes a message over the path MTU (a 4 KiB payload
-// at a 4 KiB MTU goes in one packet instead of two) and a size class where it pushes it over a
-// buffer's size. What the header said is known without it: the type (eager), the class (the
-// receiving QP's), the length (the completion's byte_len), and the msn and the tag from the
-// immediate data [msn:24][tag delta:8]. It returns no credits (like a direct message).
+// at a 4 KiB MTU goes in one packet instead of two); only there is one sent (the class is still
+// chosen with the header counted, so that the message can take it back). What the header said is
+// known without it: the type (eager), the class (the receiving QP's), the length (the completion's
+// byte_len), and the msn and the tag from the immediate data [msn:24][tag delta:8]. It returns no
+// credits (like a direct message).
 constexpr int kHeaderlessMinDelta = -128, kHeaderlessMaxDelta = 127;
 
 inline uint32_t headerless_imm(uint32_t msn, int delta) {
