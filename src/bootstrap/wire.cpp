@@ -103,7 +103,10 @@ std::string describe_reply(uint8_t reply) {
 bool keys_equal(std::string_view a, std::string_view b) {
   // Visit a fixed-size window whatever the keys hold and fold every difference in, so the
   // time taken does not depend on where (or whether) the keys differ.
-  unsigned diff = (a.size() != b.size()) | (a.size() > kMaxKeyBytes) | (b.size() > kMaxKeyBytes);
+  // Bitwise, not logical: no branch on which test failed.
+  unsigned diff = static_cast<unsigned>(a.size() != b.size()) |
+                  static_cast<unsigned>(a.size() > kMaxKeyBytes) |
+                  static_cast<unsigned>(b.size() > kMaxKeyBytes);
   for (size_t i = 0; i < kMaxKeyBytes; ++i) {
     unsigned x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0u;
     unsigned y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0u;
