@@ -76,6 +76,28 @@ int protocol_error(Context *ctx, Conn &conn, const std::string &why) {
   return BRAID_SUCCESS;
 }
 
+// Messages without a header (direct, headerless) carry the msn's low 24 bits in their
+// immediate data: anything within the reorder window of the next expected msn names exactly one.
+// Returns how far ahead it is, or fails the peer (*ahead = kReorderWindow) naming `what`.
+int msn_ahead(Context *ctx, Conn &conn, uint32_t imm, const char *what, uint32_t *ahead) {
+  const PeerState &ps = ctx->peers[static_cast<size_t>(conn.peer)];
+  *ahead = ((imm >> 8) - ps.next_recv_msn) & 0xffffffu;
+  if (*ahead < kReorderWindow) return BRAID_SUCCESS;
+  return protocol_error(ctx, conn,
+                        std::string(what) + " message with sequence number bits " +
+                            std::to_string(imm >> 8) + " while expecting " +
+                            std::to_string(ps.next_recv_msn));
+}
+
+// Keeps a message that arrived `ahead` of its turn until the ones before it are delivered.
+int park(Context *ctx, Conn &conn, uint32_t ahead, Stashed s, const char *what) {
+  PeerState &ps = ctx->peers[static_cast<size_t>(conn.peer)];
+  if (!ps.reorder.emplace(ps.next_recv_msn + ahead, std::move(s)).second)
+    return protocol_error(ctx, conn, std::string("a ") + what + " message's sequence number twice");
+  ++ctx->counters.reordered_msgs;
+  return BRAID_SUCCESS;
+}
+
 constexpr const char *kHeaderlessFirst =
     "a headerless message before any message with a tag (its tag is a delta from that one's)";
 
@@ -183,20 +205,16 @@ int on_headerless_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_l
   repost_later(ctx, conn, slot, false);
   if (ps.failed != 0) return BRAID_SUCCESS;
   // The device refuses a message longer than the receive buffer; checked anyway, against the
-  // class's buffers (the ranks' eager limits are their own, not exchanged).
-  // The sender chose the class with the header counted (so that it can take it back).
+  // class's buffers less the header the sender counted when it chose the class (the ranks'
+  // eager limits are their own, not exchanged).
   if (byte_len + sizeof(Header) > ctx->classes[conn.klass].slot_bytes)
     return protocol_error(
         ctx, conn,
         "headerless message of " + std::to_string(byte_len) + " bytes, too long for the class's " +
             std::to_string(ctx->classes[conn.klass].slot_bytes) + "-byte buffers with a header");
-  // As for direct messages, the msn's low 24 bits name one msn within the reorder window.
-  const uint32_t ahead = ((imm >> 8) - ps.next_recv_msn) & 0xffffffu;
-  if (ahead >= kReorderWindow)
-    return protocol_error(ctx, conn,
-                          "headerless message with sequence number bits " +
-                              std::to_string(imm >> 8) + " while expecting " +
-                              std::to_string(ps.next_recv_msn));
+  uint32_t ahead = 0;
+  int rc = msn_ahead(ctx, conn, imm, "headerless", &ahead);
+  if (rc != BRAID_SUCCESS || ahead >= kReorderWindow) return rc;
   const int delta = headerless_delta(imm);
   if (ahead > 0) {
     Stashed s;
@@ -204,15 +222,12 @@ int on_headerless_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_l
     s.headerless = true;
     s.delta = delta;
     if (byte_len > 0) s.payload.assign(data, data + byte_len);
-    if (!ps.reorder.emplace(ps.next_recv_msn + ahead, std::move(s)).second)
-      return protocol_error(ctx, conn, "a headerless message's sequence number twice");
-    ++ctx->counters.reordered_msgs;
-    return BRAID_SUCCESS;
+    return park(ctx, conn, ahead, std::move(s), "headerless");
   }
   if (!ps.recv_tag) return protocol_error(ctx, conn, kHeaderlessFirst);
   const uint64_t tag = ps.last_recv_tag + static_cast<uint64_t>(static_cast<int64_t>(delta));
   saw_tag(ps, tag);
-  int rc = deliver(ctx, conn.peer, MsgType::Eager, tag, data, byte_len, RtsBody{});
+  rc = deliver(ctx, conn.peer, MsgType::Eager, tag, data, byte_len, RtsBody{});
   ++ps.next_recv_msn;
   return rc == BRAID_SUCCESS ? drain_reorder(ctx, conn) : rc;
 }
@@ -221,23 +236,16 @@ int on_direct_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len, 
   PeerState &ps = ctx->peers[static_cast<size_t>(conn.peer)];
   repost_later(ctx, conn, slot, false);  // it consumed a receive WR, not its buffer
   if (ps.failed != 0) return BRAID_SUCCESS;
-  // The immediate carries the msn's low 24 bits: anything within the reorder window of the
-  // next expected one names exactly one msn.
-  const uint32_t ahead = ((imm >> 8) - ps.next_recv_msn) & 0xffffffu;
-  if (ahead >= kReorderWindow)
-    return protocol_error(ctx, conn,
-                          "direct message with sequence number bits " + std::to_string(imm >> 8) +
-                              " while expecting " + std::to_string(ps.next_recv_msn));
+  uint32_t ahead = 0;
+  const int rc = msn_ahead(ctx, conn, imm, "direct", &ahead);
+  if (rc != BRAID_SUCCESS || ahead >= kReorderWindow) return rc;
   const auto serial = static_cast<uint8_t>(imm & 0xffu);
   if (ahead > 0) {
     Stashed s;
     s.type = MsgType::Direct;
     s.direct_len = byte_len;
     s.serial = serial;
-    if (!ps.reorder.emplace(ps.next_recv_msn + ahead, std::move(s)).second)
-      return protocol_error(ctx, conn, "a direct message's sequence number twice");
-    ++ctx->counters.reordered_msgs;
-    return BRAID_SUCCESS;
+    return park(ctx, conn, ahead, std::move(s), "direct");
   }
   std::string why;
   if (!deliver_direct(ctx, conn.peer, serial, byte_len, &why))
