@@ -201,7 +201,9 @@ BRAID_API braid_result_t braid_wait(braid_request_t *req);
  * braid_mem_alloc buffers; "intranode_single_copy_calls": node-local collectives whose ranks
  * copied straight out of each other's ordinary buffers through cross-memory attach
  * (BRAID_CMA); "intranode_inline_calls": small blocking node-local collectives
- * completed by the calling thread alone; "collectives_started", always last). Copies up to *n into
+ * completed by the calling thread alone; "intranode_path": 1 when the communicator has the
+ * node-local shared-memory path, 0 when no two of its ranks share this rank's node, it is off
+ * or shared memory could not be set up; "collectives_started", always last). Copies up to *n into
  * out and sets *n to the number available; call with *n = 0 to size the array. */
 typedef struct braid_counter {
   char name[48];

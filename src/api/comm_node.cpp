@@ -1,21 +1,27 @@
 #include "api/comm_node.hpp"
 
+#include "engine/scheduler.hpp"
 #include "log.hpp"
 
 namespace braid::detail {
 
+static_assert(coll::Scheduler::kMaxContexts <= NodePool::kContexts,
+              "the node pool keeps a mailbox per context id");
+
 std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
-                                          const std::vector<int> &members, int me,
-                                          const std::string &job_key, const std::string &name,
-                                          int numa_node, const std::function<bool(bool)> &agree) {
+                                          std::shared_ptr<NodePool> pool, const NodeMap *world_map,
+                                          const std::vector<int> &members, int me, uint32_t context,
+                                          const std::string &job_key, int numa_node,
+                                          const std::function<bool(bool)> &agree) {
   auto res = std::make_unique<CommNode>();
   res->map = nodes.map_of(members, me);
   const NodeMap &m = res->map;
   const int size = static_cast<int>(members.size());
   res->topology = coll::Topology{size, m.nodes, m.max_local, false};
+  const std::string name = context == 0 ? std::string("world") : cat("comm", context);
   if (!nodes.intranode || m.max_local < 2) {
     // agree() is called twice on every path: for a child it is a collective of the parent,
-    // whose other members may be setting up a segment.
+    // whose other members may be setting up a region.
     agree(true);
     agree(true);
     log(LogLevel::info, name, ": node-local path off: ",
@@ -23,19 +29,49 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
     return res;
   }
 
-  // The leader creates the node's segment; once everyone knows whether that worked, the
-  // others map it; once everyone has, the leader unlinks the name.
-  const size_t bytes = coll::NodeChannel::segment_bytes(m.local_size());
+  // The world's leader creates the node's pool and everyone's leader claims the communicator's
+  // region in it, posting it to the others; once everyone knows whether that worked, the others
+  // open the pool (the world) and collect the region; once everyone has, the leader unlinks the
+  // pool's name.
+  const bool world = world_map == nullptr;
   const bool shared = m.local_size() > 1;
+  const size_t bytes = coll::NodeChannel::segment_bytes(m.local_size());
+  // Mailboxes are numbered as the pool's ranks: the world's ranks on the node.
+  const std::vector<int> &pool_index = world ? m.local_index : world_map->local_index;
+  auto index_of = [&](int comm_rank) {
+    return pool_index[static_cast<size_t>(members[static_cast<size_t>(comm_rank)])];
+  };
   const int leader = members[static_cast<size_t>(m.local[0])];
   const std::string seg =
-      segment_name(job_key, name.c_str(), leader, nodes.pids[static_cast<size_t>(leader)]);
+      segment_name(job_key, "node", leader, nodes.pids[static_cast<size_t>(leader)]);
   std::string why;
   bool ok = true;
   bool created = false;
-  if (shared && m.leader()) ok = created = create_segment(seg, bytes, &res->segment, &why);
-  // Before the others can open it (the agreement below): see place_controls.
-  if (created) coll::NodeChannel::place_controls(res->segment.data(), m.local_size(), numa_node);
+  int region = -1;
+  if (shared && m.leader()) {
+    if (world) {
+      pool = NodePool::create(seg, m.local_size(), bytes, &why);
+      ok = created = pool != nullptr;
+    } else if (!pool) {
+      ok = false;
+      why = "the world has no node segment on this node";
+    }
+    if (ok) {
+      region = pool->claim(static_cast<uint32_t>(m.local_size()));
+      if (region < 0) {
+        ok = false;
+        why = cat("all ", NodePool::kRegions,
+                  " regions of the node segment are held by other communicators");
+      }
+    }
+    if (ok) ok = pool->map(region, &res->segment, &why);
+    if (ok) {
+      // Before the others can map it (the agreement below): see place_controls.
+      coll::NodeChannel::place_controls(res->segment.data(), m.local_size(), numa_node);
+      for (int i = 1; i < m.local_size(); ++i)
+        pool->post(index_of(m.local[static_cast<size_t>(i)]), context, region);
+    }
+  }
   struct Unlink {
     bool on;
     const std::string &name;
@@ -44,7 +80,34 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
     }
   } unlink{created, seg};
   const bool leaders_ok = agree(ok);
-  if (leaders_ok && shared && !m.leader()) ok = open_segment(seg, bytes, &res->segment, &why);
+  if (region >= 0) {
+    if (leaders_ok && ok) {
+      res->region = RegionLease(pool, region);
+    } else {  // claimed, but nobody else will use it
+      res->segment = ShmSegment();
+      pool->unclaim(region);
+    }
+  }
+  if (shared && !m.leader()) {
+    if (world && leaders_ok) {
+      pool = NodePool::open(seg, m.local_size(), bytes, &why);
+      ok = pool != nullptr;
+    }
+    // Collected whatever the agreement said, so that the box is empty for the next
+    // communicator with this context id.
+    const int got = pool ? pool->collect(index_of(me), context) : -1;
+    if (leaders_ok && ok) {
+      if (got >= 0) {
+        res->region = RegionLease(pool, got);
+        ok = pool->map(got, &res->segment, &why);
+      } else {
+        ok = false;
+        if (why.empty())
+          why = pool ? "no region was posted for this communicator"
+                     : "the world has no node segment on this node";
+      }
+    }
+  }
   if (leaders_ok && ok) {
     res->channel = std::make_unique<coll::NodeChannel>(res->segment.data(), m);
     res->channel->set_cma_mode(nodes.cma);
@@ -56,13 +119,16 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
   if (!everyone_ok) {
     res->channel.reset();
     res->segment = ShmSegment();
+    res->region = RegionLease();  // and the pool with it: the world's children go without too
     log(LogLevel::info, name, ": node-local path off: a rank could not set up shared memory");
     return res;
   }
   res->topology.intranode = true;
   log(LogLevel::info, name, ": node-local path on: node ", m.node, " of ", m.nodes, ", local rank ",
-      m.local_rank, " of ", m.local_size(), shared ? ", segment " : "", shared ? seg : "", " (",
-      bytes, " bytes)");
+      m.local_rank, " of ", m.local_size(),
+      shared ? cat(", region ", res->region.region(), " of ", world ? seg : "the node's segment",
+                   " (", bytes, " bytes)")
+             : std::string());
   return res;
 }
 

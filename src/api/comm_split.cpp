@@ -1,8 +1,8 @@
 // braid_comm_split and braid_comm_dup: the members agree on who goes where and on a context id
 // with two allreduces over the parent; the child is a new view over the process's transport
-// (no connection is opened) with a node segment of its own where its ranks share a node, set up
-// with two more allreduces over the parent (so the child's own calls start at #0, and the
-// result is the same on every parent rank whatever color it chose).
+// (no connection is opened) with a region of the node's shared segment where its ranks share a
+// node, set up with two more allreduces over the parent (so the child's own calls start at #0, and
+// the result is the same on every parent rank whatever color it chose).
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -90,8 +90,10 @@ Comm *split(Comm &parent, int color, int key) {
   Process &p = parent.process;
   Comm *child = &p.add(std::make_unique<Comm>(p, members, me, static_cast<uint32_t>(context)));
   try {
-    const EnvConfig &config = p.world->config;
-    child->attach_node(setup_comm_node(p.nodes, members, me, config.job_key, cat("comm", context),
+    // The child's channel takes a region of the node segment the world's setup made.
+    const CommNode &world_node = *p.world_comm().node;
+    child->attach_node(setup_comm_node(p.nodes, world_node.region.pool(), &world_node.map, members,
+                                       me, static_cast<uint32_t>(context), p.world->config.job_key,
                                        p.world->numa_node,
                                        [&parent](bool ok) { return comm_agrees(parent, ok); }));
   } catch (...) {

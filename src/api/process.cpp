@@ -132,8 +132,8 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
   for (int r = 0; r < config.size; ++r) everyone[static_cast<size_t>(r)] = r;
   Bootstrap &bootstrap = *p->world->bootstrap;
   std::unique_ptr<CommNode> node =
-      setup_comm_node(p->nodes, everyone, config.rank, config.job_key, "world", p->world->numa_node,
-                      [&](bool ok) { return all_agree(bootstrap, ok); });
+      setup_comm_node(p->nodes, nullptr, nullptr, everyone, config.rank, 0, config.job_key,
+                      p->world->numa_node, [&](bool ok) { return all_agree(bootstrap, ok); });
   // The control plane takes the bootstrap's connections over: the world's node setup, which
   // agrees over the bootstrap, comes first.
   if (std::optional<bs::Star> star = bootstrap.take_star())

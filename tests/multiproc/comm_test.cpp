@@ -1,6 +1,8 @@
 // Communicators: split (colors, keys, BRAID_UNDEFINED), dup, nested splits, free, and
 // collectives on parent and child at once. Every expected value is computed from the world
 // ranks the test assigned, never read back from braid.
+#include <braid/braid.hpp>
+
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -201,6 +203,75 @@ TEST(Comm, CreateAndFreeInALoop) {
     EXPECT_EQ(x, k * braid_comm_size(c));
     ASSERT_EQ(braid_comm_free(&c), BRAID_SUCCESS) << braid_last_error();
   }
+}
+
+uint64_t node_path(braid_comm_t c) {
+  return braid::Comm(c).counters()["intranode_path"];
+}
+
+TEST(Comm, LiveCommunicatorsShareTheNodeSegment) {
+  // A child takes a region of the node segment braid_init set up (node/node_pool.hpp): many
+  // live at once, a dup has the node-local path wherever the world has it, and the regions
+  // come back for the next ones, whatever order they are freed in.
+  const uint64_t world_path = node_path(world());
+  if (shm_selected("BRAID_ALLREDUCE_ALGO")) {
+    EXPECT_EQ(world_path, 1u);
+  }
+  for (int round = 0; round < 3; ++round) {
+    std::vector<braid_comm_t> live(10, nullptr);
+    for (size_t i = 0; i < live.size(); ++i) {
+      if (i % 3 == 2) {
+        ASSERT_EQ(braid_comm_split(world(), rank() % 2, rank(), &live[i]), BRAID_SUCCESS)
+            << braid_last_error();
+      } else {
+        ASSERT_EQ(braid_comm_dup(world(), &live[i]), BRAID_SUCCESS) << braid_last_error();
+        EXPECT_EQ(node_path(live[i]), world_path) << "dup " << i;
+      }
+    }
+    // Every live communicator in turn, twice: their channels must not share any memory.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t i = 0; i < live.size(); ++i) {
+        std::vector<int32_t> v(1000, static_cast<int32_t>(i) + rank());
+        ASSERT_EQ(braid_allreduce(v.data(), v.data(), v.size(), BRAID_INT32, BRAID_SUM, live[i]),
+                  BRAID_SUCCESS)
+            << braid_last_error();
+        const int n = braid_comm_size(live[i]);
+        int32_t ranks_sum = 0;  // the world ranks in live[i]
+        for (int r = 0; r < size(); ++r)
+          if (i % 3 != 2 || r % 2 == rank() % 2) ranks_sum += r;
+        EXPECT_EQ(v[999], static_cast<int32_t>(i) * n + ranks_sum) << "communicator " << i;
+      }
+    }
+    if (round == 1) std::reverse(live.begin(), live.end());
+    if (round == 2) std::rotate(live.begin(), live.begin() + 4, live.end());
+    for (braid_comm_t &c : live)
+      ASSERT_EQ(braid_comm_free(&c), BRAID_SUCCESS) << braid_last_error();
+  }
+}
+
+TEST(Comm, MoreLiveCommunicatorsThanTheNodeSegmentHoldsStillWork) {
+  // 128 regions (NodePool::kRegions), one of them the world's: the dups after the 127th go
+  // without the node-local path (and say so in the log), and compute all the same; once freed,
+  // the regions serve new communicators again.
+  if (size() > 3) GTEST_SKIP() << "each region takes 1 MiB per rank of the node";
+  const uint64_t world_path = node_path(world());
+  std::vector<braid_comm_t> live(130, nullptr);
+  int with_path = 0;
+  for (size_t i = 0; i < live.size(); ++i) {
+    ASSERT_EQ(braid_comm_dup(world(), &live[i]), BRAID_SUCCESS) << braid_last_error();
+    with_path += static_cast<int>(node_path(live[i]));
+    int32_t x = rank();
+    ASSERT_EQ(braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, live[i]), BRAID_SUCCESS)
+        << braid_last_error();
+    EXPECT_EQ(x, size() * (size() - 1) / 2);
+  }
+  // Each rank counts its own node's regions: all of them if it shares the node, none if not.
+  EXPECT_EQ(with_path, world_path == 1 ? 127 : 0);
+  for (braid_comm_t &c : live) ASSERT_EQ(braid_comm_free(&c), BRAID_SUCCESS) << braid_last_error();
+  braid_comm_t again = nullptr;
+  ASSERT_EQ(braid_comm_dup(world(), &again), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_EQ(node_path(again), world_path);
+  ASSERT_EQ(braid_comm_free(&again), BRAID_SUCCESS) << braid_last_error();
 }
 
 }  // namespace

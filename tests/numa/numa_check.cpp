@@ -166,7 +166,7 @@ TEST(NumaPages, NodeSegmentPartIsOnTheRanksNode) {
   std::string line;
   int mine = 0;
   while (std::getline(maps, line)) {
-    if (line.find("/braid-") == std::string::npos || line.find("-world-") == std::string::npos)
+    if (line.find("/braid-") == std::string::npos || line.find("-node-") == std::string::npos)
       continue;
     // numa_maps shows a mapping's policy at the start of each of its ranges, and the pages of
     // the whole range: the range holding the control lines (bound by the leader) also holds

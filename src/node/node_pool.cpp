@@ -1,0 +1,172 @@
+#include "node/node_pool.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "error.hpp"
+
+namespace braid::detail {
+namespace {
+
+constexpr uint32_t kCleaning = UINT32_MAX;
+
+size_t page_round(size_t bytes) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
+constexpr size_t kWordsBytes = 64 * ((NodePool::kRegions * sizeof(uint32_t) + 63) / 64);
+
+// The header mapped from an open descriptor; null and *why when it cannot be.
+char *map_header(int fd, size_t bytes, std::string *why) {
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    *why = cat("mmap of the node segment's header (", bytes, " bytes): ", std::strerror(errno));
+    return nullptr;
+  }
+  return static_cast<char *>(p);
+}
+
+}  // namespace
+
+size_t NodePool::header_bytes(int local_size) {
+  return page_round(kWordsBytes + static_cast<size_t>(local_size) * kContexts * sizeof(uint32_t));
+}
+
+size_t NodePool::file_bytes(int local_size, size_t region_bytes) {
+  return header_bytes(local_size) + size_t{kRegions} * page_round(region_bytes);
+}
+
+NodePool::NodePool(int fd, char *header, size_t header_bytes, int local_size, size_t region_bytes)
+    : fd_(fd),
+      header_(header),
+      header_bytes_(header_bytes),
+      local_size_(local_size),
+      region_bytes_(page_round(region_bytes)) {}
+
+NodePool::~NodePool() {
+  munmap(header_, header_bytes_);
+  close(fd_);
+}
+
+std::shared_ptr<NodePool> NodePool::create(const std::string &name, int local_size,
+                                           size_t region_bytes, std::string *why) {
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) {
+    *why = cat("shm_open(", name, ", O_CREAT|O_EXCL): ", std::strerror(errno));
+    return nullptr;
+  }
+  const size_t bytes = file_bytes(local_size, region_bytes);
+  // Sparse: only the header and the regions channels touch take memory.
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    *why = cat("ftruncate(", name, ", ", bytes, "): ", std::strerror(errno));
+    close(fd);
+    shm_unlink(name.c_str());
+    return nullptr;
+  }
+  char *header = map_header(fd, header_bytes(local_size), why);
+  if (header == nullptr) {
+    close(fd);
+    shm_unlink(name.c_str());
+    return nullptr;
+  }
+  return std::shared_ptr<NodePool>(
+      new NodePool(fd, header, header_bytes(local_size), local_size, region_bytes));
+}
+
+std::shared_ptr<NodePool> NodePool::open(const std::string &name, int local_size,
+                                         size_t region_bytes, std::string *why) {
+  int fd = shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) {
+    *why = cat("shm_open(", name, "): ", std::strerror(errno));
+    return nullptr;
+  }
+  struct stat st {};
+  const size_t bytes = file_bytes(local_size, region_bytes);
+  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
+    *why = cat("node segment ", name, " holds ", st.st_size, " bytes, not the ", bytes,
+               " this rank expects");
+    close(fd);
+    return nullptr;
+  }
+  char *header = map_header(fd, header_bytes(local_size), why);
+  if (header == nullptr) {
+    close(fd);
+    return nullptr;
+  }
+  return std::shared_ptr<NodePool>(
+      new NodePool(fd, header, header_bytes(local_size), local_size, region_bytes));
+}
+
+std::atomic<uint32_t> &NodePool::word(int region) const {
+  return reinterpret_cast<std::atomic<uint32_t> *>(header_)[region];
+}
+
+std::atomic<uint32_t> &NodePool::box(int local_index, uint32_t context) const {
+  auto *boxes = reinterpret_cast<std::atomic<uint32_t> *>(header_ + kWordsBytes);
+  return boxes[static_cast<size_t>(local_index) * kContexts + context];
+}
+
+int NodePool::claim(uint32_t users) {
+  for (uint32_t r = 0; r < kRegions; ++r) {
+    uint32_t expected = 0;
+    if (word(static_cast<int>(r))
+            .compare_exchange_strong(expected, users, std::memory_order_acq_rel))
+      return static_cast<int>(r);
+  }
+  return -1;
+}
+
+void NodePool::post(int local_index, uint32_t context, int region) {
+  box(local_index, context).store(static_cast<uint32_t>(region) + 1, std::memory_order_release);
+}
+
+int NodePool::collect(int local_index, uint32_t context) {
+  return static_cast<int>(box(local_index, context).exchange(0, std::memory_order_acq_rel)) - 1;
+}
+
+bool NodePool::map(int region, ShmSegment *out, std::string *why) const {
+  const off_t offset =
+      static_cast<off_t>(header_bytes_ + static_cast<size_t>(region) * region_bytes_);
+  void *p = mmap(nullptr, region_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, offset);
+  if (p == MAP_FAILED) {
+    *why = cat("mmap of region ", region, " of the node segment (", region_bytes_,
+               " bytes): ", std::strerror(errno));
+    return false;
+  }
+  *out = ShmSegment(static_cast<char *>(p), region_bytes_);
+  return true;
+}
+
+void NodePool::leave(int region) {
+  std::atomic<uint32_t> &w = word(region);
+  uint32_t users = w.load(std::memory_order_acquire);
+  uint32_t next = 0;
+  do {
+    if (users == 0 || users == kCleaning) return;  // not in use: nothing to leave
+    next = users == 1 ? kCleaning : users - 1;
+  } while (!w.compare_exchange_weak(users, next, std::memory_order_acq_rel));
+  if (next == kCleaning) give_back(region);
+}
+
+void NodePool::give_back(int region) {
+  const off_t offset =
+      static_cast<off_t>(header_bytes_ + static_cast<size_t>(region) * region_bytes_);
+  // The hole frees the memory and reads as zeros: the next communicator's channel starts from
+  // the zero-filled state a new segment has. Where punching is refused, zero it by hand.
+  if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset,
+                static_cast<off_t>(region_bytes_)) != 0) {
+    void *p = mmap(nullptr, region_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, offset);
+    if (p == MAP_FAILED) return;  // never handed out again: the region stays kCleaning
+    std::memset(p, 0, region_bytes_);
+    munmap(p, region_bytes_);
+  }
+  word(region).store(0, std::memory_order_release);
+}
+
+}  // namespace braid::detail

@@ -1,0 +1,118 @@
+// NodePool: the one shared-memory file of a node's ranks, in which every communicator with two
+// or more ranks on the node keeps its node-local channel, each in a region of its own.
+// braid_init creates it (the world's channel takes the first region); split and dup take a free
+// region for the child instead of creating a segment of their own, so a child costs no
+// shm_open and no name in /dev/shm, and its memory goes back when the last of its ranks on the
+// node frees it.
+//
+// Layout (page aligned): a header, then kRegions regions of region_bytes() each. The header holds
+// one word per region (how many ranks still use it; 0 when free; kCleaning while its last user
+// gives its memory back) and a mailbox per rank of the node and context id. The file is sparse:
+// a region takes memory when a channel first touches it, and giving it back punches a hole
+// (fallocate), which also leaves it zero-filled for the next communicator.
+//
+// How a communicator's ranks on the node agree on a region without a message of their own: the
+// lowest of them claims one and posts its number in each other's mailbox under the
+// communicator's context id. A rank's live communicators have distinct context ids, so no other
+// communicator writes that box before the rank has collected it (after its leaders agreed that
+// each of them found a region: comm_node.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "node/shm_segment.hpp"
+
+namespace braid::detail {
+
+class NodePool {
+ public:
+  // Communicators (of one process, or of disjoint sets of ranks) that may hold a region of one
+  // node at once; one more finds the node-local path off (and says so). The file is sparse, so
+  // regions nobody uses cost address space in the file only, not memory.
+  static constexpr uint32_t kRegions = 128;
+  // Context ids a rank can hold (coll::Scheduler::kMaxContexts; comm_node.cpp checks).
+  static constexpr uint32_t kContexts = 1024;
+
+  // The node's leader: creates the file `name` for `local_size` ranks, with regions of at least
+  // `region_bytes`. Null, and the reason in *why, when it cannot.
+  static std::shared_ptr<NodePool> create(const std::string &name, int local_size,
+                                          size_t region_bytes, std::string *why);
+  // The node's other ranks, once the leader has created it.
+  static std::shared_ptr<NodePool> open(const std::string &name, int local_size,
+                                        size_t region_bytes, std::string *why);
+  NodePool(const NodePool &) = delete;
+  NodePool &operator=(const NodePool &) = delete;
+  ~NodePool();
+
+  size_t region_bytes() const { return region_bytes_; }
+  int local_size() const { return local_size_; }
+
+  // A free region for `users` ranks (each leaves it once), or -1 when all are taken.
+  int claim(uint32_t users);
+  // Gives back a region that was claimed but never handed out.
+  void unclaim(int region) { give_back(region); }
+  // Tells the rank with index `local_index` on the node (in the pool's, i.e. the world's,
+  // numbering) which region its communicator `context` has; collect reads and clears it
+  // (-1: nothing posted).
+  void post(int local_index, uint32_t context, int region);
+  int collect(int local_index, uint32_t context);
+  // Maps `region` (zero-filled when claimed).
+  bool map(int region, ShmSegment *out, std::string *why) const;
+  // One user of `region` is done with it (its mapping gone); the last gives the memory back.
+  void leave(int region);
+
+  // Ranks using `region` (tests).
+  uint32_t users(int region) const { return word(region).load(std::memory_order_acquire); }
+
+ private:
+  NodePool(int fd, char *header, size_t header_bytes, int local_size, size_t region_bytes);
+  static size_t header_bytes(int local_size);
+  static size_t file_bytes(int local_size, size_t region_bytes);
+  std::atomic<uint32_t> &word(int region) const;
+  std::atomic<uint32_t> &box(int local_index, uint32_t context) const;
+  void give_back(int region);
+
+  int fd_;
+  char *header_;
+  size_t header_bytes_;
+  int local_size_;
+  size_t region_bytes_;
+};
+
+// One rank's use of a region of the pool: leaves it when destroyed. Holds the pool, which must
+// outlive every mapping of it.
+class RegionLease {
+ public:
+  RegionLease() = default;
+  RegionLease(std::shared_ptr<NodePool> pool, int region)
+      : pool_(std::move(pool)), region_(region) {}
+  RegionLease(RegionLease &&o) noexcept
+      : pool_(std::move(o.pool_)), region_(std::exchange(o.region_, -1)) {}
+  RegionLease &operator=(RegionLease &&o) noexcept {
+    if (this != &o) {
+      reset();
+      pool_ = std::move(o.pool_);
+      region_ = std::exchange(o.region_, -1);
+    }
+    return *this;
+  }
+  ~RegionLease() { reset(); }
+
+  const std::shared_ptr<NodePool> &pool() const { return pool_; }
+  int region() const { return region_; }
+  void reset() {
+    if (pool_ && region_ >= 0) pool_->leave(region_);
+    region_ = -1;
+  }
+
+ private:
+  std::shared_ptr<NodePool> pool_;
+  int region_ = -1;
+};
+
+}  // namespace braid::detail
