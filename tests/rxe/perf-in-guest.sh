@@ -4,7 +4,8 @@
 # bandwidth of every braid transport plugin over rxe0 (bench/micro's braid-micro-p2p: the verbs
 # plugin when it is built, UCX restricted to rxe0), next to perftest's ib_send_lat and
 # ib_write_bw on the same device; allreduce and broadcast sweeps (braid-bench, 8 B-16 MiB, 2
-# ranks, the node path off so the transport carries them) over each plugin side by side; then
+# ranks, the node path off so the transport carries them) over each plugin side by side,
+# medians of PERF_ROUNDS (3) alternating runs; then
 # the registered receive memory per process of the verbs plugin in per-peer and shared mode as
 # the rank count grows (its counters, as BRAID_DEBUG=info prints them at finalize).
 # With --pair: two guests joined by a link (tests/vm/run-in-guest-pair), one rank in each:
@@ -48,22 +49,61 @@ side_by_side() {
       printf "%10s  %-26s %10.1f  %-26s %10.1f  %.2f\n", $1, alg[$1], us[$1], $3, $4, us[$1] / $4
     }' "$1" "$2"
 }
+# median_csv FILE...: braid-bench --csv rows of several runs of one sweep, one row per size:
+# the first run's row with the median of the runs' average latency (column 4) in its place,
+# and the lowest and highest of the runs appended (TCG guests are noisy; one run is not a
+# figure). The other columns are the first run's.
+median_csv() {
+  awk -F, -v OFS=, '
+    FNR == 1 { if (NR == 1) print $0 ",runs_min_us,runs_max_us"; next }
+    { if (!($1 in row)) { row[$1] = $0; order[++n] = $1 }; v[$1] = v[$1] " " $4 }
+    END {
+      for (i = 1; i <= n; ++i) {
+        k = split(substr(v[order[i]], 2), x, " ")
+        for (a = 2; a <= k; ++a) for (b = a; b > 1 && x[b] + 0 < x[b - 1] + 0; --b) {
+          t = x[b]; x[b] = x[b - 1]; x[b - 1] = t
+        }
+        med = (k % 2) ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2
+        split(row[order[i]], f, ",")
+        f[4] = med
+        line = f[1]
+        for (c = 2; c in f; ++c) line = line "," f[c]
+        print line, x[1], x[k]
+      }
+    }' "$@"
+}
 # collectives RUN...: allreduce and broadcast, 8 B-16 MiB, over each plugin, run by RUN
-# (which appends the braid-bench arguments), then the side-by-side tables (rank 0 writes them).
+# (which appends the braid-bench arguments), PERF_ROUNDS times (default 3) with the plugins
+# alternating, so that a slow spell of the guest falls on both; then the side-by-side tables of
+# the medians (rank 0 writes them).
 collectives() {
-  local coll p csv
+  local coll p csv round rounds=${PERF_ROUNDS:-3}
   for coll in allreduce broadcast; do
+    for (( round = 1; round <= rounds; ++round )); do
+      for p in "${plugins[@]}"; do
+        csv=/tmp/bench.$coll.$p.$round.csv
+        rm -f "$csv"
+        "$@" "$BIN/braid-bench" "$coll" --transport "$p" --max-bytes 16M --csv "$csv" \
+          >/dev/null 2>/tmp/bench.err || { echo "braid-bench $coll over $p failed:"; tail -5 /tmp/bench.err; }
+      done
+    done
     for p in "${plugins[@]}"; do
-      csv=/tmp/bench.$coll.$p.csv
-      rm -f "$csv"
-      "$@" "$BIN/braid-bench" "$coll" --transport "$p" --max-bytes 16M --csv "$csv" \
-        >/dev/null 2>/tmp/bench.err || { echo "braid-bench $coll over $p failed:"; tail -5 /tmp/bench.err; }
+      rm -f "/tmp/bench.$coll.$p.csv"
+      local runs=()
+      for (( round = 1; round <= rounds; ++round )); do
+        [[ -s /tmp/bench.$coll.$p.$round.csv ]] && runs+=("/tmp/bench.$coll.$p.$round.csv")
+      done
+      (( ${#runs[@]} )) && median_csv "${runs[@]}" > "/tmp/bench.$coll.$p.csv"
     done
     if [[ ${#plugins[@]} == 2 && -s /tmp/bench.$coll.verbs.csv && -s /tmp/bench.$coll.ucx.csv ]]; then
-      echo "-- $coll"
+      echo "-- $coll (medians of $rounds runs)"
       side_by_side "/tmp/bench.$coll.verbs.csv" "/tmp/bench.$coll.ucx.csv" verbs ucx
+      echo "   spread (min-max us): verbs / ucx"
+      paste -d, "/tmp/bench.$coll.verbs.csv" "/tmp/bench.$coll.ucx.csv" | awk -F, '
+        NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "runs_min_us") c[++m] = i; next }
+        { printf "%10s  %8.1f-%-8.1f / %8.1f-%-8.1f\n", $1, $c[1], $(c[1] + 1), $c[2], $(c[2] + 1) }'
     elif [[ -s /tmp/bench.$coll.ucx.csv ]]; then
-      echo "-- $coll over ucx"; column -t -s, "/tmp/bench.$coll.ucx.csv"
+      echo "-- $coll over ucx (medians of $rounds runs)"; column -t -s, "/tmp/bench.$coll.ucx.csv"
     fi
   done
 }
