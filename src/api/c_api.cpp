@@ -335,7 +335,7 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
     all.push_back(inlined);
     braid_transport_counter_t path{};
     std::snprintf(path.name, sizeof path.name, "intranode_path");
-    path.value = c.node && c.node->channel ? 1 : 0;
+    path.value = c.node && c.node->channel && c.node->map.local_size() > 1 ? 1 : 0;
     all.push_back(path);
     braid_transport_counter_t own{};
     std::snprintf(own.name, sizeof own.name, "collectives_started");

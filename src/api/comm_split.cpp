@@ -91,9 +91,8 @@ Comm *split(Comm &parent, int color, int key) {
   Comm *child = &p.add(std::make_unique<Comm>(p, members, me, static_cast<uint32_t>(context)));
   try {
     // The child's channel takes a region of the node segment the world's setup made.
-    const CommNode &world_node = *p.world_comm().node;
-    child->attach_node(setup_comm_node(p.nodes, world_node.region.pool(), &world_node.map, members,
-                                       me, static_cast<uint32_t>(context), p.world->config.job_key,
+    child->attach_node(setup_comm_node(p.nodes, p.node_pool, &p.world_node_map, members, me,
+                                       static_cast<uint32_t>(context), p.world->config.job_key,
                                        p.world->numa_node,
                                        [&parent](bool ok) { return comm_agrees(parent, ok); }));
   } catch (...) {

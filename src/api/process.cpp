@@ -140,6 +140,8 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
     p->control = std::make_unique<ControlPlane>(std::move(*star), config.rank, config.size);
   p->used_contexts.set(0);
   p->add(std::make_unique<Comm>(*p, std::move(everyone), config.rank, 0));
+  p->node_pool = node->region.pool();
+  p->world_node_map = node->map;
   p->world_comm().attach_node(std::move(node));
   return p;
 }

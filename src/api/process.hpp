@@ -15,6 +15,8 @@
 #include "control/control_plane.hpp"
 #include "engine/scheduler.hpp"
 #include "node/node_discovery.hpp"
+#include "node/node_map.hpp"
+#include "node/node_pool.hpp"
 #include "selection/selection.hpp"
 
 namespace braid::detail {
@@ -24,6 +26,11 @@ class Comm;
 struct Process {
   std::unique_ptr<World> world;
   NodeDiscovery nodes;
+  // The node's shared segment (null when the world has none on this node) and the world's node
+  // map, which numbers its mailboxes: set once by braid_init, read by splits in any thread
+  // without the mutex (comms may grow meanwhile).
+  std::shared_ptr<NodePool> node_pool;
+  NodeMap world_node_map;
   coll::SelectionTable selection;
   bool oversubscribed = false;  // NodeDiscovery::oversubscribed: idle waits leave the CPU at once
   // Small blocking node-local calls may complete without the scheduler

@@ -88,7 +88,12 @@ std::shared_ptr<NodePool> NodePool::open(const std::string &name, int local_size
   }
   struct stat st {};
   const size_t bytes = file_bytes(local_size, region_bytes);
-  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
+  if (fstat(fd, &st) != 0) {
+    *why = cat("fstat(", name, "): ", std::strerror(errno));
+    close(fd);
+    return nullptr;
+  }
+  if (static_cast<size_t>(st.st_size) != bytes) {
     *why = cat("node segment ", name, " holds ", st.st_size, " bytes, not the ", bytes,
                " this rank expects");
     close(fd);

@@ -1,6 +1,7 @@
-// A node-local shared-memory segment (POSIX shm_open + mmap). The name lives in /dev/shm only
-// between creation and the moment every rank of the node has mapped it: then it is unlinked, so
-// the kernel frees the memory when the last rank unmaps it or dies, and nothing leaks.
+// A mapping of node-local shared memory (node_pool.hpp creates and opens the file). Its name
+// lives in /dev/shm only between creation and the moment every rank of the node has opened it:
+// then it is unlinked, so the kernel frees the memory when the last rank unmaps it or dies, and
+// nothing leaks.
 #pragma once
 
 #include <cstddef>
@@ -28,14 +29,10 @@ class ShmSegment {
   size_t bytes_ = 0;
 };
 
-// A name unique to the job (its key), the communicator and the node (its leader's rank and pid).
+// A name unique to the job (its key), the segment's use (`comm`) and the node (its leader's rank
+// and pid).
 std::string segment_name(const std::string &job_key, const char *comm, int leader_rank,
                          int leader_pid);
-// The leader: creates the segment (failing if the name exists), sizes it and maps it. Returns
-// false and says why in *why when it cannot.
-bool create_segment(const std::string &name, size_t bytes, ShmSegment *out, std::string *why);
-// The other ranks of the node: map the segment the leader created.
-bool open_segment(const std::string &name, size_t bytes, ShmSegment *out, std::string *why);
 void unlink_segment(const std::string &name) noexcept;
 
 }  // namespace braid::detail
