@@ -321,26 +321,18 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
                           "braid_comm_counters: out is NULL with *n = ", *n);
     std::vector<braid_transport_counter_t> all = c.process.world->transport->counters();
-    braid_transport_counter_t direct{};
-    std::snprintf(direct.name, sizeof direct.name, "intranode_zero_copy_calls");
-    direct.value = c.node && c.node->channel ? c.node->channel->direct_calls() : 0;
-    all.push_back(direct);
-    braid_transport_counter_t single{};
-    std::snprintf(single.name, sizeof single.name, "intranode_single_copy_calls");
-    single.value = c.node && c.node->channel ? c.node->channel->single_copy_calls() : 0;
-    all.push_back(single);
-    braid_transport_counter_t inlined{};
-    std::snprintf(inlined.name, sizeof inlined.name, "intranode_inline_calls");
-    inlined.value = c.node && c.node->channel ? c.node->channel->inline_calls() : 0;
-    all.push_back(inlined);
-    braid_transport_counter_t path{};
-    std::snprintf(path.name, sizeof path.name, "intranode_path");
-    path.value = c.node && c.node->channel && c.node->map.local_size() > 1 ? 1 : 0;
-    all.push_back(path);
-    braid_transport_counter_t own{};
-    std::snprintf(own.name, sizeof own.name, "collectives_started");
-    own.value = c.next_seq;
-    all.push_back(own);
+    auto add = [&all](const char *name, uint64_t value) {
+      braid_transport_counter_t counter{};
+      std::snprintf(counter.name, sizeof counter.name, "%s", name);
+      counter.value = value;
+      all.push_back(counter);
+    };
+    const braid::coll::NodeChannel *ch = c.node ? c.node->channel.get() : nullptr;
+    add("intranode_zero_copy_calls", ch != nullptr ? ch->direct_calls() : 0);
+    add("intranode_single_copy_calls", ch != nullptr ? ch->single_copy_calls() : 0);
+    add("intranode_inline_calls", ch != nullptr ? ch->inline_calls() : 0);
+    add("intranode_path", ch != nullptr && c.node->map.local_size() > 1 ? 1 : 0);
+    add("collectives_started", c.next_seq);
     for (size_t i = 0; i < all.size() && i < *n; ++i) {
       static_assert(sizeof out[i].name == sizeof all[i].name);
       std::memcpy(out[i].name, all[i].name, sizeof out[i].name);

@@ -22,17 +22,19 @@ size_t page_round(size_t bytes) {
 
 constexpr size_t kWordsBytes = 64 * ((NodePool::kRegions * sizeof(uint32_t) + 63) / 64);
 
-// The header mapped from an open descriptor; null and *why when it cannot be.
-char *map_header(int fd, size_t bytes, std::string *why) {
+}  // namespace
+
+std::shared_ptr<NodePool> NodePool::adopt(int fd, int local_size, size_t region_bytes,
+                                          std::string *why) {
+  const size_t bytes = header_bytes(local_size);
   void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     *why = cat("mmap of the node segment's header (", bytes, " bytes): ", std::strerror(errno));
+    close(fd);
     return nullptr;
   }
-  return static_cast<char *>(p);
+  return std::shared_ptr<NodePool>(new NodePool(fd, static_cast<char *>(p), bytes, region_bytes));
 }
-
-}  // namespace
 
 size_t NodePool::header_bytes(int local_size) {
   return page_round(kWordsBytes + static_cast<size_t>(local_size) * kContexts * sizeof(uint32_t));
@@ -42,11 +44,10 @@ size_t NodePool::file_bytes(int local_size, size_t region_bytes) {
   return header_bytes(local_size) + size_t{kRegions} * page_round(region_bytes);
 }
 
-NodePool::NodePool(int fd, char *header, size_t header_bytes, int local_size, size_t region_bytes)
+NodePool::NodePool(int fd, char *header, size_t header_bytes, size_t region_bytes)
     : fd_(fd),
       header_(header),
       header_bytes_(header_bytes),
-      local_size_(local_size),
       region_bytes_(page_round(region_bytes)) {}
 
 NodePool::~NodePool() {
@@ -69,14 +70,9 @@ std::shared_ptr<NodePool> NodePool::create(const std::string &name, int local_si
     shm_unlink(name.c_str());
     return nullptr;
   }
-  char *header = map_header(fd, header_bytes(local_size), why);
-  if (header == nullptr) {
-    close(fd);
-    shm_unlink(name.c_str());
-    return nullptr;
-  }
-  return std::shared_ptr<NodePool>(
-      new NodePool(fd, header, header_bytes(local_size), local_size, region_bytes));
+  std::shared_ptr<NodePool> pool = adopt(fd, local_size, region_bytes, why);
+  if (!pool) shm_unlink(name.c_str());
+  return pool;
 }
 
 std::shared_ptr<NodePool> NodePool::open(const std::string &name, int local_size,
@@ -99,13 +95,7 @@ std::shared_ptr<NodePool> NodePool::open(const std::string &name, int local_size
     close(fd);
     return nullptr;
   }
-  char *header = map_header(fd, header_bytes(local_size), why);
-  if (header == nullptr) {
-    close(fd);
-    return nullptr;
-  }
-  return std::shared_ptr<NodePool>(
-      new NodePool(fd, header, header_bytes(local_size), local_size, region_bytes));
+  return adopt(fd, local_size, region_bytes, why);
 }
 
 std::atomic<uint32_t> &NodePool::word(int region) const {
@@ -135,10 +125,12 @@ int NodePool::collect(int local_index, uint32_t context) {
   return static_cast<int>(box(local_index, context).exchange(0, std::memory_order_acq_rel)) - 1;
 }
 
+off_t NodePool::offset(int region) const {
+  return static_cast<off_t>(header_bytes_ + static_cast<size_t>(region) * region_bytes_);
+}
+
 bool NodePool::map(int region, ShmSegment *out, std::string *why) const {
-  const off_t offset =
-      static_cast<off_t>(header_bytes_ + static_cast<size_t>(region) * region_bytes_);
-  void *p = mmap(nullptr, region_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, offset);
+  void *p = mmap(nullptr, region_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, offset(region));
   if (p == MAP_FAILED) {
     *why = cat("mmap of region ", region, " of the node segment (", region_bytes_,
                " bytes): ", std::strerror(errno));
@@ -160,16 +152,14 @@ void NodePool::leave(int region) {
 }
 
 void NodePool::give_back(int region) {
-  const off_t offset =
-      static_cast<off_t>(header_bytes_ + static_cast<size_t>(region) * region_bytes_);
   // The hole frees the memory and reads as zeros: the next communicator's channel starts from
   // the zero-filled state a new segment has. Where punching is refused, zero it by hand.
-  if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset,
+  if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset(region),
                 static_cast<off_t>(region_bytes_)) != 0) {
-    void *p = mmap(nullptr, region_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, offset);
-    if (p == MAP_FAILED) return;  // never handed out again: the region stays kCleaning
-    std::memset(p, 0, region_bytes_);
-    munmap(p, region_bytes_);
+    ShmSegment mapping;
+    std::string why;
+    if (!map(region, &mapping, &why)) return;  // never handed out again: it stays kCleaning
+    std::memset(mapping.data(), 0, mapping.size());
   }
   word(region).store(0, std::memory_order_release);
 }

@@ -18,6 +18,8 @@
 // each of them found a region: comm_node.cpp).
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -50,7 +52,6 @@ class NodePool {
   ~NodePool();
 
   size_t region_bytes() const { return region_bytes_; }
-  int local_size() const { return local_size_; }
 
   // A free region for `users` ranks (each leaves it once), or -1 when all are taken.
   int claim(uint32_t users);
@@ -70,7 +71,11 @@ class NodePool {
   uint32_t users(int region) const { return word(region).load(std::memory_order_acquire); }
 
  private:
-  NodePool(int fd, char *header, size_t header_bytes, int local_size, size_t region_bytes);
+  NodePool(int fd, char *header, size_t header_bytes, size_t region_bytes);
+  // Maps the header of the open file `fd` and owns both; closes fd and says why when it cannot.
+  static std::shared_ptr<NodePool> adopt(int fd, int local_size, size_t region_bytes,
+                                         std::string *why);
+  off_t offset(int region) const;
   static size_t header_bytes(int local_size);
   static size_t file_bytes(int local_size, size_t region_bytes);
   std::atomic<uint32_t> &word(int region) const;
@@ -80,7 +85,6 @@ class NodePool {
   int fd_;
   char *header_;
   size_t header_bytes_;
-  int local_size_;
   size_t region_bytes_;
 };
 
