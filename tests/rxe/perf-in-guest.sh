@@ -159,9 +159,10 @@ perf_pair ib_send_bw "-s 65536 -n 2000"
 # median is what ib_send_lat's t_typical reports too.
 section "braid-micro-p2p over $D: ${plugins[*]} (medians; pingpong = round trip, one_way = half)"
 filter='^(pingpong/[a-z]+/(8|4096)|stream/[a-z]+/(65536|1048576))/real_time$'
-# The verbs plugin under each receive-queue mode (the default is mixed): the figures behind
-# the default in docs/verbs.md.
-SPECS=(P,4096,32:P,65536,16 S,256,512:S,8192,256 default)
+# The verbs plugin under each receive-queue mode (the default is all-shared; the mixed
+# P,4096,32:S,65536,64 was the default until 2026-11-28): the figures behind the default in
+# docs/verbs.md.
+SPECS=(P,4096,32:P,65536,16 S,256,512:S,8192,256 P,4096,32:S,65536,64 default)
 # The default once more with the registration cache off: the benchmark sends from and into
 # ordinary buffers, so that row pays ibv_reg_mr/ibv_dereg_mr per rendezvous. And once with
 # eager messages written into advertised receives (BRAID_VERBS_DIRECT=on; `direct` is the share

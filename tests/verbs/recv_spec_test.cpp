@@ -35,8 +35,13 @@ TEST(RecvSpec, ParsesPerPeerSharedAndMixedSpecs) {
   EXPECT_EQ(format_recv_queues(m), "P,256,8:S,4096,64:P,65536,4");
 }
 
-TEST(RecvSpec, TheDefaultIsValid) {
-  EXPECT_FALSE(parse_ok(std::string(kDefaultRecvQueues).c_str()).empty());
+// Shared queues only, and eager messages up to 64 KiB (header included) as before the default
+// changed from the mixed P,4096,32:S,65536,64: the rendezvous threshold did not move with it.
+TEST(RecvSpec, TheDefaultIsSharedQueuesUpTo64KiB) {
+  auto d = parse_ok(std::string(kDefaultRecvQueues).c_str());
+  ASSERT_FALSE(d.empty());
+  for (const QueueSpec &q : d) EXPECT_EQ(q.kind, QueueKind::Shared) << format_recv_queues(d);
+  EXPECT_EQ(d.back().bytes, 65536u);
 }
 
 TEST(RecvSpec, RejectsMalformedClassesNamingThem) {

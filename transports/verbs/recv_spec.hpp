@@ -28,8 +28,11 @@ constexpr uint32_t kMaxQueueBytes = 1u << 20;  // eager buffers beyond 1 MiB onl
 constexpr uint32_t kMinPerPeerCount = 4;       // credit messages reserve 2 of them
 constexpr uint32_t kMaxQueueCount = 1u << 16;
 
-// The default, chosen by measurement (docs/verbs.md).
-constexpr std::string_view kDefaultRecvQueues = "P,4096,32:S,65536,64";
+// The default, chosen by measurement (docs/verbs.md, "How the default was chosen"): shared
+// queues only. A per-peer class's credit window (count - 2 messages) stalls a one-way stream of
+// small messages once the link's round trip exceeds the time to send that many, and its memory
+// grows with every peer; shared queues have neither cost and refill on SRQ limit events.
+constexpr std::string_view kDefaultRecvQueues = "S,4096,256:S,65536,64";
 
 // Parses `text`; on failure returns false with a message naming the offending class and why.
 bool parse_recv_queues(std::string_view text, std::vector<QueueSpec> *out, std::string *error);
