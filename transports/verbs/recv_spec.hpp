@@ -28,7 +28,7 @@ constexpr uint32_t kMaxQueueBytes = 1u << 20;  // eager buffers beyond 1 MiB onl
 constexpr uint32_t kMinPerPeerCount = 4;       // credit messages reserve 2 of them
 constexpr uint32_t kMaxQueueCount = 1u << 16;
 
-// The default, chosen by measurement (docs/verbs.md, "How the default was chosen"): shared
+// The default, chosen by measurement (docs/verbs.md, "How the default was chosen again"): shared
 // queues only. A per-peer class's credit window (count - 2 messages) stalls a one-way stream of
 // small messages once the link's round trip exceeds the time to send that many, and its memory
 // grows with every peer; shared queues have neither cost and refill on SRQ limit events.
