@@ -30,9 +30,10 @@ std::vector<size_t> counts_for(braid_dtype_t dt, bool large, bool big) {
 void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_place) {
   const size_t es = elem_size(dt);
   const int n = size();
+  const Share share = my_share(count);
   std::vector<unsigned char> in(count * es), out(count * es, 0xcd), expected(count * es);
-  for (size_t i = 0; i < count; ++i) {
-    store(dt, in.data(), i, input_value(dt, op, rank(), i));
+  for (size_t i = 0; i < count; ++i) store(dt, in.data(), i, input_value(dt, op, rank(), i));
+  for (size_t i = share.first; i < share.last; ++i) {
     int64_t acc = input_value(dt, op, 0, i);
     for (int r = 1; r < n; ++r) acc = combine(op, acc, input_value(dt, op, r, i));
     store(dt, expected.data(), i, acc);
@@ -42,12 +43,14 @@ void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_plac
       << braid_last_error();
   const auto *got = static_cast<const unsigned char *>(recv);
   size_t wrong = 0, first = 0;
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = share.first; i < share.last; ++i)
     if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0) first = i;
   EXPECT_EQ(wrong, 0u) << dtype_str(dt) << " " << op_str(op) << " count " << count
                        << (in_place ? " in place" : "") << ": first wrong element " << first
                        << " = " << load(dt, got, first) << ", expected "
                        << load(dt, expected.data(), first);
+  EXPECT_TRUE(identical_on_all_ranks(got, count * es))
+      << dtype_str(dt) << " " << op_str(op) << " count " << count;
   if (!in_place) {  // the input must be left alone
     for (size_t i = 0; i < std::min<size_t>(count, 64); ++i)
       ASSERT_EQ(load(dt, in.data(), i), static_cast<double>(input_value(dt, op, rank(), i)));
@@ -100,9 +103,10 @@ TEST(Allreduce, BitwiseAndLogicalOpsOnEveryIntegerDtype) {
 void check_average(braid_dtype_t dt, size_t count) {
   const size_t es = elem_size(dt);
   const int n = size();
+  const Share share = my_share(count);
   std::vector<unsigned char> in(count * es), out(count * es), expected(count * es);
-  for (size_t i = 0; i < count; ++i) {
-    store(dt, in.data(), i, input_value(dt, BRAID_AVG, rank(), i));
+  for (size_t i = 0; i < count; ++i) store(dt, in.data(), i, input_value(dt, BRAID_AVG, rank(), i));
+  for (size_t i = share.first; i < share.last; ++i) {
     int64_t sum = 0;
     for (int r = 0; r < n; ++r) sum += input_value(dt, BRAID_AVG, r, i);
     if (dt == BRAID_FLOAT32) {
@@ -117,11 +121,16 @@ void check_average(braid_dtype_t dt, size_t count) {
   }
   ASSERT_EQ(braid_allreduce(in.data(), out.data(), count, dt, BRAID_AVG, world()), BRAID_SUCCESS)
       << braid_last_error();
-  for (size_t i = 0; i < count; ++i)
-    ASSERT_EQ(std::memcmp(out.data() + i * es, expected.data() + i * es, es), 0)
-        << "avg " << dtype_str(dt) << " count " << count << " element " << i << " = "
-        << load(dt, out.data(), i) << ", expected " << load(dt, expected.data(), i);
-  EXPECT_TRUE(identical_on_all_ranks(out.data(), out.size()));
+  size_t wrong = 0, first = 0;
+  for (size_t i = share.first; i < share.last; ++i)
+    if (std::memcmp(out.data() + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0)
+      first = i;
+  // Collective: before any assertion, so that a rank that fails does not leave the others in it.
+  const bool identical = identical_on_all_ranks(out.data(), out.size());
+  ASSERT_EQ(wrong, 0u) << "avg " << dtype_str(dt) << " count " << count << " element " << first
+                       << " = " << load(dt, out.data(), first) << ", expected "
+                       << load(dt, expected.data(), first);
+  EXPECT_TRUE(identical);
 }
 
 TEST(Allreduce, AverageOnEveryDtype) {

@@ -17,11 +17,13 @@ constexpr size_t kSegment = size_t{1} << 20;  // the smallest segment (segment_p
 
 void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_place) {
   const size_t es = elem_size(dt);
+  const int n = size();
+  const Share share = my_share(count);
   std::vector<unsigned char> in(count * es), out(count * es, 0xcd), expected(count * es);
-  for (size_t i = 0; i < count; ++i) {
-    store(dt, in.data(), i, input_value(dt, op, rank(), i));
+  for (size_t i = 0; i < count; ++i) store(dt, in.data(), i, input_value(dt, op, rank(), i));
+  for (size_t i = share.first; i < share.last; ++i) {
     int64_t acc = input_value(dt, op, 0, i);
-    for (int r = 1; r < size(); ++r) acc = combine(op, acc, input_value(dt, op, r, i));
+    for (int r = 1; r < n; ++r) acc = combine(op, acc, input_value(dt, op, r, i));
     store(dt, expected.data(), i, acc);
   }
   void *recv = in_place ? in.data() : out.data();
@@ -29,11 +31,13 @@ void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_plac
       << braid_last_error();
   const auto *got = static_cast<const unsigned char *>(recv);
   size_t wrong = 0, first = 0;
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = share.first; i < share.last; ++i)
     if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0) first = i;
+  // Collective: before any assertion, so that a rank that fails does not leave the others in it.
+  const bool identical = identical_on_all_ranks(got, count * es);
   ASSERT_EQ(wrong, 0u) << dtype_str(dt) << " " << op_str(op) << " count " << count
                        << (in_place ? " in place" : "") << ": first wrong element " << first;
-  EXPECT_TRUE(identical_on_all_ranks(got, count * es));
+  EXPECT_TRUE(identical);
 }
 
 // Two segments and one element (a last segment of one element), every dtype, the ops taking

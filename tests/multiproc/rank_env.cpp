@@ -63,6 +63,11 @@ bool identical_on_all_ranks(const void *data, size_t bytes) {
   return same == 1;
 }
 
+Share my_share(size_t count) {
+  const auto n = static_cast<size_t>(size()), r = static_cast<size_t>(rank());
+  return {count * r / n, count * (r + 1) / n};
+}
+
 bool is_integer(braid_dtype_t dt) {
   return dt != BRAID_FLOAT16 && dt != BRAID_BFLOAT16 && dt != BRAID_FLOAT32 && dt != BRAID_FLOAT64;
 }
