@@ -48,16 +48,18 @@ void expect_fold(const float *got, const std::vector<float> &want, bool shm,
 
 TEST(SingleCopy, ReduceToEveryRootGivesTheRankOrderBits) {
   const bool shm = shm_selected("BRAID_REDUCE_ALGO");
-  for (size_t count : {size_t{4099}, size_t{20011}, size_t{65537}, size_t{300001}})
+  for (size_t count : {size_t{4099}, size_t{20011}, size_t{65537}, size_t{300001}}) {
+    // Once per count: the fold takes every rank's inputs (ranks x count random draws).
+    const std::vector<float> want = fold(count, 0, count);
+    const std::vector<float> input = floats_of(rank(), count);
     for (int root = 0; root < size(); ++root)
       for (bool in_place : {false, true}) {
-        const std::vector<float> want = fold(count, 0, count);
         const std::string what = "reduce of " + std::to_string(count) + " to " +
                                  std::to_string(root) + (in_place ? " in place" : "");
         const uint64_t before = single_copy_calls();
         constexpr int kCalls = 2;
         for (int call = 0; call < kCalls; ++call) {
-          std::vector<float> send = floats_of(rank(), count);
+          std::vector<float> send = input;
           std::vector<float> recv(rank() == root ? count : 0, 0.0f);
           float *out = rank() != root ? nullptr : in_place ? send.data() : recv.data();
           ASSERT_EQ(braid_reduce(send.data(), out, count, BRAID_FLOAT32, BRAID_SUM, root, world()),
@@ -68,6 +70,7 @@ TEST(SingleCopy, ReduceToEveryRootGivesTheRankOrderBits) {
         check_count(single_copy_calls() - before, "BRAID_REDUCE_ALGO",
                     eligible(count * sizeof(float), 64) ? kCalls : 0, false, what);
       }
+  }
 }
 
 // Integer ops, the average finished at the root once.
@@ -90,17 +93,18 @@ TEST(SingleCopy, ReduceIntegerOpsAreExact) {
 TEST(SingleCopy, ReduceScatterGivesTheRankOrderBits) {
   const bool shm = shm_selected("BRAID_REDUCE_SCATTER_ALGO");
   const auto n = static_cast<size_t>(size());
-  for (size_t block : {size_t{1031}, size_t{16411}, size_t{65537}})
+  for (size_t block : {size_t{1031}, size_t{16411}, size_t{65537}}) {
+    const size_t count = block * n;
+    const size_t mine = block * static_cast<size_t>(rank());
+    const std::vector<float> want = fold(count, mine, block);
+    const std::vector<float> input = floats_of(rank(), count);
     for (bool in_place : {false, true}) {
-      const size_t count = block * n;
-      const size_t mine = block * static_cast<size_t>(rank());
-      const std::vector<float> want = fold(count, mine, block);
       const std::string what =
           "reduce_scatter of blocks of " + std::to_string(block) + (in_place ? " in place" : "");
       const uint64_t before = single_copy_calls();
       constexpr int kCalls = 2;
       for (int call = 0; call < kCalls; ++call) {
-        std::vector<float> send = floats_of(rank(), count), recv(block, 0.0f);
+        std::vector<float> send = input, recv(block, 0.0f);
         float *out = in_place ? send.data() + mine : recv.data();
         ASSERT_EQ(braid_reduce_scatter(send.data(), out, block, BRAID_FLOAT32, BRAID_SUM, world()),
                   BRAID_SUCCESS)
@@ -110,6 +114,7 @@ TEST(SingleCopy, ReduceScatterGivesTheRankOrderBits) {
       check_count(single_copy_calls() - before, "BRAID_REDUCE_SCATTER_ALGO",
                   eligible(count * sizeof(float), 256) ? kCalls : 0, false, what);
     }
+  }
 }
 
 }  // namespace

@@ -120,17 +120,19 @@ TEST(SingleCopy, AllgatherInPlaceAndNotIsExact) {
 // everyone's inputs itself, and the node path (windows, in place or single copy) must give
 // exactly those bits, in place or not.
 TEST(SingleCopy, AllreduceGivesTheRankOrderBits) {
-  for (size_t count : {size_t{4099}, size_t{65537}, size_t{300001}, size_t{1 << 20}})
+  for (size_t count : {size_t{4099}, size_t{65537}, size_t{300001}, size_t{1 << 20}}) {
+    // Once per count: the fold takes every rank's inputs (ranks x count random draws).
+    std::vector<float> expected = floats_of(0, count);
+    for (int r = 1; r < size(); ++r) {
+      const std::vector<float> x = floats_of(r, count);
+      for (size_t i = 0; i < count; ++i) expected[i] = expected[i] + x[i];
+    }
+    const std::vector<float> input = floats_of(rank(), count);
     for (bool in_place : {false, true}) {
-      std::vector<float> expected = floats_of(0, count);
-      for (int r = 1; r < size(); ++r) {
-        const std::vector<float> x = floats_of(r, count);
-        for (size_t i = 0; i < count; ++i) expected[i] = expected[i] + x[i];
-      }
       uint64_t moved = 0;  // by the allreduces alone (the checks below broadcast)
       constexpr int kCalls = 2;
       for (int call = 0; call < kCalls; ++call) {
-        std::vector<float> send = floats_of(rank(), count), recv(count, 0.0f);
+        std::vector<float> send = input, recv(count, 0.0f);
         const uint64_t before = single_copy_calls();
         ASSERT_EQ(braid_allreduce(send.data(), in_place ? send.data() : recv.data(), count,
                                   BRAID_FLOAT32, BRAID_SUM, world()),
@@ -154,6 +156,7 @@ TEST(SingleCopy, AllreduceGivesTheRankOrderBits) {
       check_count(moved, "BRAID_ALLREDUCE_ALGO", eligible, false,
                   "allreduce of " + std::to_string(count));
     }
+  }
 }
 
 TEST(SingleCopy, AllreduceIntegerOpsAreExact) {
