@@ -17,9 +17,12 @@ SUITE_LIMIT=${BRAID_RXE_SUITE_LIMIT:-600}
 # Under TCG every byte is emulated: the sweeps over every dtype, op and root of the rest of the
 # set run on the host (every multiproc variant); here the communicator, unique-id, thread,
 # non-blocking and uneven (v-variant) cases of it run over the device, besides the suite of
-# allreduce and broadcast. The node path is off here (BRAID_INTRANODE=off), so its tests of
-# rank-order folds by single copy would only repeat the allreduce suite's calls.
+# allreduce and broadcast (its sweep over every dtype in segments is the host's too: over the
+# device Pipeline.AllreduceManySegmentsOddCount takes those paths). The node path is off here
+# (BRAID_INTRANODE=off), so its tests of rank-order folds by single copy would only repeat the
+# allreduce suite's calls.
 MP_FILTER='--gtest_filter=-Large.*:Timeout.*:SingleCopy.*RankOrderBits'\
+':Pipeline.AllreduceEveryDtypeOverSegments'\
 ':Collectives.ReduceEveryDtypeOpAndRoot:Collectives.ReduceScatterEveryDtypeAndOp'\
 ':Collectives.GatherAndScatterEveryRoot:Collectives.AlltoallEveryDtype'\
 ':Collectives.AllgatherEveryDtype:Collectives.ReduceAndReduceScatterWithIntegerOpsAndAverage'\
