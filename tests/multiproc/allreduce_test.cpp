@@ -1,5 +1,6 @@
-// allreduce on every rank of the job: every dtype x op at sizes around every algorithm switch
-// point, in place and out of place, exact results and identical bits on every rank.
+// allreduce on every rank of the job: every dtype x op at sizes around the algorithm switch
+// points (from 512 KiB the ops in turns), in place and out of place, exact results and
+// identical bits on every rank.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -13,7 +14,7 @@ namespace {
 
 // Element counts that straddle the selection table's byte thresholds (16 KiB, 512 KiB), the
 // ring's 1 MiB segments, and the small and awkward counts (fewer elements than ranks, primes).
-// `large` adds the counts from 512 KiB up, which pick the algorithm by bytes alone.
+// `large` adds the counts around 512 KiB, `big` one of 3 MiB.
 std::vector<size_t> counts_for(braid_dtype_t dt, bool large, bool big) {
   const size_t es = elem_size(dt);
   std::vector<size_t> c = {1, 2, 3, 5, 8, 31, 1000, 4099};
@@ -58,13 +59,15 @@ void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_plac
 }
 
 // Every dtype x op up to the 16 KiB edge; from the 512 KiB edge on, each dtype with one op, the
-// ops taking turns so that each meets integer and float dtypes. Above 16 KiB the algorithms cut
-// the vector by bytes and elements, never by op, and tests/unit/reduce_kernels_test.cpp checks
-// the kernels for every dtype x op over every vector-block remainder. The full product at the
+// ops taking turns so that each meets integer and float dtypes, starting at the rank count so
+// that the ctest variants' rank counts (1-5 and 8) give every dtype every op. Selection and the
+// algorithms cut the vector by bytes, elements and ranks, never by op, and
+// tests/unit/reduce_kernels_test.cpp checks the kernels for every dtype x op on empty,
+// scalar-only, whole-block and block-plus-remainder counts. The full product at the
 // large counts took about a quarter of every multiproc variant's time (each rank computes the
 // expected sum of every rank's inputs), and under TCG in the rxe guests even more.
 TEST(Allreduce, EveryDtypeAndOpIsExactAroundEverySwitchPoint) {
-  size_t d = 0;
+  size_t d = static_cast<size_t>(size());
   for (braid_dtype_t dt : kSweepDtypes) {
     for (size_t o = 0; o < std::size(kAllOps); ++o) {
       const braid_op_t op = kAllOps[o];
@@ -121,15 +124,20 @@ void check_average(braid_dtype_t dt, size_t count) {
   }
   ASSERT_EQ(braid_allreduce(in.data(), out.data(), count, dt, BRAID_AVG, world()), BRAID_SUCCESS)
       << braid_last_error();
-  size_t wrong = 0, first = 0;
+  size_t wrong = 0, first = share.first;
   for (size_t i = share.first; i < share.last; ++i)
     if (std::memcmp(out.data() + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0)
       first = i;
-  // Collective: before any assertion, so that a rank that fails does not leave the others in it.
+  // Collectives before any assertion, and every rank fails together.
   const bool identical = identical_on_all_ranks(out.data(), out.size());
-  ASSERT_EQ(wrong, 0u) << "avg " << dtype_str(dt) << " count " << count << " element " << first
-                       << " = " << load(dt, out.data(), first) << ", expected "
-                       << load(dt, expected.data(), first);
+  ASSERT_EQ(wrong_on_any_rank(wrong), 0u)
+      << "avg " << dtype_str(dt) << " count " << count
+      << ": wrong elements on some rank; this rank's share [" << share.first << ", " << share.last
+      << ") has " << wrong
+      << (wrong != 0 ? ", element " + std::to_string(first) + " = " +
+                           std::to_string(load(dt, out.data(), first)) + ", expected " +
+                           std::to_string(load(dt, expected.data(), first))
+                     : std::string());
   EXPECT_TRUE(identical);
 }
 

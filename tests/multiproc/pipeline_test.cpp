@@ -1,11 +1,12 @@
 // Vectors large enough for the hierarchical algorithms' segment pipeline (2 MiB and up, cut
 // into segments of 1-2 MiB whose node-local and leader stages overlap): exact results for every
-// dtype and op, counts that do not divide into segments or ranks, in place and out of place,
+// dtype (the ops in turns), counts that do not divide into segments or ranks, in place and not,
 // identical bits on every rank. On one node or without fake nodes the same calls take the
 // flat or shm paths and must give the same answers.
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "rank_env.hpp"
@@ -33,19 +34,24 @@ void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_plac
   size_t wrong = 0, first = 0;
   for (size_t i = share.first; i < share.last; ++i)
     if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0) first = i;
-  // Collective: before any assertion, so that a rank that fails does not leave the others in it.
+  // Collectives before any assertion, and every rank fails together.
   const bool identical = identical_on_all_ranks(got, count * es);
-  ASSERT_EQ(wrong, 0u) << dtype_str(dt) << " " << op_str(op) << " count " << count
-                       << (in_place ? " in place" : "") << ": first wrong element " << first;
+  ASSERT_EQ(wrong_on_any_rank(wrong), 0u)
+      << dtype_str(dt) << " " << op_str(op) << " count " << count << (in_place ? " in place" : "")
+      << ": wrong elements on some rank; this rank's share [" << share.first << ", " << share.last
+      << ") has " << wrong << (wrong != 0 ? ", the first at " : "")
+      << (wrong != 0 ? std::to_string(first) : std::string());
   EXPECT_TRUE(identical);
 }
 
 // Two segments and one element (a last segment of one element), every dtype, the ops taking
-// turns (each meets integer and float dtypes, in place and not). Segments are cut by element
-// size, never by op, and the kernels are checked for every dtype x op in the unit tests; the
-// full product here took about a quarter of every multiproc variant's time.
+// turns (each meets integer and float dtypes, in place and not; the turns start at the rank
+// count, so the rank counts of the ctest variants, 1-5 and 8, give every dtype every op).
+// Segments are cut by element size, never by op, and the kernels are checked for every dtype x
+// op in the unit tests; the full product here took about a quarter of every multiproc
+// variant's time.
 TEST(Pipeline, AllreduceEveryDtypeOverSegments) {
-  size_t d = 0;
+  size_t d = static_cast<size_t>(size());
   for (braid_dtype_t dt : kSweepDtypes) {
     const braid_op_t op = kAllOps[d % std::size(kAllOps)];
     const size_t count = 2 * kSegment / elem_size(dt) + 1;

@@ -68,6 +68,12 @@ Share my_share(size_t count) {
   return {count * r / n, count * (r + 1) / n};
 }
 
+uint64_t wrong_on_any_rank(uint64_t wrong) {
+  if (braid_allreduce(&wrong, &wrong, 1, BRAID_UINT64, BRAID_SUM, g_world) != BRAID_SUCCESS)
+    ADD_FAILURE() << "allreduce of the wrong-element counts failed: " << braid_last_error();
+  return wrong;
+}
+
 bool is_integer(braid_dtype_t dt) {
   return dt != BRAID_FLOAT16 && dt != BRAID_BFLOAT16 && dt != BRAID_FLOAT32 && dt != BRAID_FLOAT64;
 }

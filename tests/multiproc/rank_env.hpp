@@ -26,6 +26,9 @@ struct Share {
   size_t first, last;
 };
 Share my_share(size_t count);
+// The sum of `wrong` over every rank (collective): a rank whose share holds a wrong element must
+// not leave a test alone, or the others' next collective meets its next test's.
+uint64_t wrong_on_any_rank(uint64_t wrong);
 
 // Element i of rank r's input for `op`, as a small integer so that sums and products are exact
 // in every dtype (including float16/bfloat16) and the expected result is unambiguous.
