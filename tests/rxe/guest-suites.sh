@@ -6,8 +6,8 @@
 # Suites (the transport comes from the environment: BRAID_TRANSPORT, UCX_*, BRAID_VERBS_*):
 #   transport:N   braid_transport_tests on N ranks under braidrun
 #   memlock       the verbs plugin with too little locked memory: a clear error, no crash
-#   multiproc:N   the multi-process collective suite on N ranks under braidrun (as ctest runs
-#                 it, without the Large and Timeout tests)
+#   multiproc:N   the multi-process collective suite on N ranks under braidrun, without the
+#                 tests MP_FILTER names below
 #   pair-transport:PORT, pair-multiproc:PORT   one rank per guest of a pair (rank = RXE_NODE),
 #                 started through the environment contract with the bootstrap on node 0's
 #                 address, 192.0.2.1:PORT
@@ -19,8 +19,10 @@ SUITE_LIMIT=${BRAID_RXE_SUITE_LIMIT:-600}
 # non-blocking and uneven (v-variant) cases of it run over the device, besides the suite of
 # allreduce and broadcast (its sweep over every dtype in segments is the host's too: over the
 # device Pipeline.AllreduceManySegmentsOddCount takes those paths). The node path is off here
-# (BRAID_INTRANODE=off), so its tests of rank-order folds by single copy would only repeat the
-# allreduce suite's calls.
+# (BRAID_INTRANODE=off), so its tests of rank-order folds by single copy (allreduce, reduce to
+# every root, reduce-scatter) would only repeat other calls: reduce and reduce-scatter over the
+# device stay in Collectives.ReduceLarge, BlocksSpanningSeveralNodeWindows and the
+# communicator tests.
 MP_FILTER='--gtest_filter=-Large.*:Timeout.*:SingleCopy.*RankOrderBits'\
 ':Pipeline.AllreduceEveryDtypeOverSegments'\
 ':Collectives.ReduceEveryDtypeOpAndRoot:Collectives.ReduceScatterEveryDtypeAndOp'\
