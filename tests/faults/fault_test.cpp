@@ -187,14 +187,20 @@ TEST_P(Mismatch, EveryRankGetsMismatchNamingBothSides) {
   std::string expect = c.expect;
   for (size_t odd; (odd = expect.find("{odd}")) != std::string::npos;)
     expect.replace(odd, 5, std::to_string(c.size - 1));
+  Env env = {{"BRAID_FAULT", "mismatch-" + c.what},
+             {"BRAID_TIMEOUT", std::to_string(kTimeout)},
+             {"BRAID_FAULT_COMM", c.comm},
+             {"BRAID_FAULT_EXIT", c.exit_at_once ? "1" : "0"},
+             {"BRAID_INTRANODE", c.intranode}};
+  // A rank that _exits without braid_finalize cannot have joined braid's threads. When its
+  // peers left first, the control plane's service thread has already ended (no peer is left to
+  // hear from), and ThreadSanitizer calls that finished, unjoined thread a leak and fails the
+  // exit code: a race between the ranks' exits, not a fault of the library, which joins the
+  // thread in braid_finalize (every other case still reports such leaks).
+  if (const char *tsan = std::getenv("TSAN_OPTIONS"); c.exit_at_once && tsan != nullptr)
+    env["TSAN_OPTIONS"] = std::string(tsan) + ":report_thread_leaks=0";
   const auto t0 = std::chrono::steady_clock::now();
-  const JobOutput job = run_by_hand(c.size,
-                                    {{"BRAID_FAULT", "mismatch-" + c.what},
-                                     {"BRAID_TIMEOUT", std::to_string(kTimeout)},
-                                     {"BRAID_FAULT_COMM", c.comm},
-                                     {"BRAID_FAULT_EXIT", c.exit_at_once ? "1" : "0"},
-                                     {"BRAID_INTRANODE", c.intranode}},
-                                    kJobLimit);
+  const JobOutput job = run_by_hand(c.size, env, kJobLimit);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // From the first rank's start of the scenario (after braid_init) to the last error: under
   // a sanitizer on a machine whose page faults are slow (24 us each on the 2-core VM on
