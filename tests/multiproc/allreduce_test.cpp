@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "exact_allreduce.hpp"
 #include "rank_env.hpp"
 
 namespace mp {
@@ -26,36 +27,6 @@ std::vector<size_t> counts_for(braid_dtype_t dt, bool large, bool big) {
   }
   if (big) c.push_back((size_t{3} << 20) / es + 7);
   return c;
-}
-
-void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_place) {
-  const size_t es = elem_size(dt);
-  const int n = size();
-  const Share share = my_share(count);
-  std::vector<unsigned char> in(count * es), out(count * es, 0xcd), expected(count * es);
-  for (size_t i = 0; i < count; ++i) store(dt, in.data(), i, input_value(dt, op, rank(), i));
-  for (size_t i = share.first; i < share.last; ++i) {
-    int64_t acc = input_value(dt, op, 0, i);
-    for (int r = 1; r < n; ++r) acc = combine(op, acc, input_value(dt, op, r, i));
-    store(dt, expected.data(), i, acc);
-  }
-  void *recv = in_place ? in.data() : out.data();
-  ASSERT_EQ(braid_allreduce(in.data(), recv, count, dt, op, world()), BRAID_SUCCESS)
-      << braid_last_error();
-  const auto *got = static_cast<const unsigned char *>(recv);
-  size_t wrong = 0, first = 0;
-  for (size_t i = share.first; i < share.last; ++i)
-    if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0) first = i;
-  EXPECT_EQ(wrong, 0u) << dtype_str(dt) << " " << op_str(op) << " count " << count
-                       << (in_place ? " in place" : "") << ": first wrong element " << first
-                       << " = " << load(dt, got, first) << ", expected "
-                       << load(dt, expected.data(), first);
-  EXPECT_TRUE(identical_on_all_ranks(got, count * es))
-      << dtype_str(dt) << " " << op_str(op) << " count " << count;
-  if (!in_place) {  // the input must be left alone
-    for (size_t i = 0; i < std::min<size_t>(count, 64); ++i)
-      ASSERT_EQ(load(dt, in.data(), i), static_cast<double>(input_value(dt, op, rank(), i)));
-  }
 }
 
 // Every dtype x op up to the 16 KiB edge; from the 512 KiB edge on, each dtype with one op, the
@@ -124,21 +95,9 @@ void check_average(braid_dtype_t dt, size_t count) {
   }
   ASSERT_EQ(braid_allreduce(in.data(), out.data(), count, dt, BRAID_AVG, world()), BRAID_SUCCESS)
       << braid_last_error();
-  size_t wrong = 0, first = share.first;
-  for (size_t i = share.first; i < share.last; ++i)
-    if (std::memcmp(out.data() + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0)
-      first = i;
-  // Collectives before any assertion, and every rank fails together.
-  const bool identical = identical_on_all_ranks(out.data(), out.size());
-  ASSERT_EQ(wrong_on_any_rank(wrong), 0u)
-      << "avg " << dtype_str(dt) << " count " << count
-      << ": wrong elements on some rank; this rank's share [" << share.first << ", " << share.last
-      << ") has " << wrong
-      << (wrong != 0 ? ", element " + std::to_string(first) + " = " +
-                           std::to_string(load(dt, out.data(), first)) + ", expected " +
-                           std::to_string(load(dt, expected.data(), first))
-                     : std::string());
-  EXPECT_TRUE(identical);
+  expect_exact_on_every_rank(
+      dt, out.data(), expected.data(), count, share,
+      std::string("avg ") + dtype_str(dt) + " count " + std::to_string(count));
 }
 
 TEST(Allreduce, AverageOnEveryDtype) {

@@ -6,43 +6,15 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <string>
 #include <vector>
 
+#include "exact_allreduce.hpp"
 #include "rank_env.hpp"
 
 namespace mp {
 namespace {
 
 constexpr size_t kSegment = size_t{1} << 20;  // the smallest segment (segment_pipeline.cpp)
-
-void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_place) {
-  const size_t es = elem_size(dt);
-  const int n = size();
-  const Share share = my_share(count);
-  std::vector<unsigned char> in(count * es), out(count * es, 0xcd), expected(count * es);
-  for (size_t i = 0; i < count; ++i) store(dt, in.data(), i, input_value(dt, op, rank(), i));
-  for (size_t i = share.first; i < share.last; ++i) {
-    int64_t acc = input_value(dt, op, 0, i);
-    for (int r = 1; r < n; ++r) acc = combine(op, acc, input_value(dt, op, r, i));
-    store(dt, expected.data(), i, acc);
-  }
-  void *recv = in_place ? in.data() : out.data();
-  ASSERT_EQ(braid_allreduce(in.data(), recv, count, dt, op, world()), BRAID_SUCCESS)
-      << braid_last_error();
-  const auto *got = static_cast<const unsigned char *>(recv);
-  size_t wrong = 0, first = 0;
-  for (size_t i = share.first; i < share.last; ++i)
-    if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0 && wrong++ == 0) first = i;
-  // Collectives before any assertion, and every rank fails together.
-  const bool identical = identical_on_all_ranks(got, count * es);
-  ASSERT_EQ(wrong_on_any_rank(wrong), 0u)
-      << dtype_str(dt) << " " << op_str(op) << " count " << count << (in_place ? " in place" : "")
-      << ": wrong elements on some rank; this rank's share [" << share.first << ", " << share.last
-      << ") has " << wrong << (wrong != 0 ? ", the first at " : "")
-      << (wrong != 0 ? std::to_string(first) : std::string());
-  EXPECT_TRUE(identical);
-}
 
 // Two segments and one element (a last segment of one element), every dtype, the ops taking
 // turns (each meets integer and float dtypes, in place and not; the turns start at the rank

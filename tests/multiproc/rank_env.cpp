@@ -63,17 +63,6 @@ bool identical_on_all_ranks(const void *data, size_t bytes) {
   return same == 1;
 }
 
-Share my_share(size_t count) {
-  const auto n = static_cast<size_t>(size()), r = static_cast<size_t>(rank());
-  return {count * r / n, count * (r + 1) / n};
-}
-
-uint64_t wrong_on_any_rank(uint64_t wrong) {
-  if (braid_allreduce(&wrong, &wrong, 1, BRAID_UINT64, BRAID_SUM, g_world) != BRAID_SUCCESS)
-    ADD_FAILURE() << "allreduce of the wrong-element counts failed: " << braid_last_error();
-  return wrong;
-}
-
 bool is_integer(braid_dtype_t dt) {
   return dt != BRAID_FLOAT16 && dt != BRAID_BFLOAT16 && dt != BRAID_FLOAT32 && dt != BRAID_FLOAT64;
 }

@@ -18,18 +18,6 @@ int size();
 // True when every rank passed the same bytes (compares against rank 0's via broadcast).
 bool identical_on_all_ranks(const void *data, size_t bytes);
 
-// This rank's share [first, last) of `count` elements. An expected reduction takes every rank's
-// inputs, so computing all of it on every rank costs ranks^2 x count; each rank checks its share
-// and identical_on_all_ranks() shows that the others hold the same bits: every element is still
-// checked.
-struct Share {
-  size_t first, last;
-};
-Share my_share(size_t count);
-// The sum of `wrong` over every rank (collective): a rank whose share holds a wrong element must
-// not leave a test alone, or the others' next collective meets its next test's.
-uint64_t wrong_on_any_rank(uint64_t wrong);
-
 // Element i of rank r's input for `op`, as a small integer so that sums and products are exact
 // in every dtype (including float16/bfloat16) and the expected result is unambiguous.
 int64_t input_value(braid_dtype_t dt, braid_op_t op, int r, size_t i);
