@@ -132,9 +132,20 @@ void Scheduler::watch_peers() {
   }
   if (watch_->peer_failed()) {
     if (active_.empty()) return;
+    // The failure is learned after the rank exited, so whatever it sent or wrote into shared
+    // memory before that is already here: one more pass completes the calls it had done its
+    // part of (a rank that leaves right after its last collective is no failure of that call).
+    bool progressed = false;
+    try {
+      transport_.progress();
+    } catch (const detail::Failure &f) {
+      for (auto &c : active_) c->abort(f.code(), f.message());
+    }
+    for (auto &c : active_) c->advance(&progressed);
     const std::string why = watch_->peer_failure();
     const int failed = watch_->failed_rank();
     for (auto &c : active_) {
+      if (c->finished()) continue;
       c->abort(BRAID_ERR_PEER_FAILED, why, failed);
       c->mark_explained();
     }

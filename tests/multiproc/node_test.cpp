@@ -1,10 +1,13 @@
 // The node-local shared-memory path: nothing is left in /dev/shm once braid_init returns (the
 // segment is unlinked as soon as every rank of the node has mapped it), and a rank of the node
-// that dies mid-collective is reported by name instead of hanging the others.
+// that dies mid-collective is reported by name instead of hanging the others, while one that
+// exits right after its part of a call leaves that call complete on the others.
 #include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -49,6 +52,41 @@ TEST(Node, DeadRankOfTheNodeIsNamed) {
   std::printf("rank 0 got \"%s\" after %.2f s\n", msg.c_str(), waited);
   std::fflush(nullptr);
   _exit(testing::Test::HasFailure() ? 1 : 0);  // the peer is gone: finalize has no one to meet
+}
+
+// A rank that leaves right after its last collective has not failed that call: what it wrote
+// before exiting is there, so the other rank's call completes; only the next one fails. Rank 0
+// holds its call open (non-blocking) until rank 1 is gone, so the exit is certain to be known
+// while the call is in flight. Runs only when BRAID_TEST_DEAD_PEER=2 (its own CTest entry).
+TEST(Node, DeadAfterItsPartLeavesThatCallComplete) {
+  const char *v = std::getenv("BRAID_TEST_DEAD_PEER");
+  if (v == nullptr || v[0] != '2') GTEST_SKIP() << "set BRAID_TEST_DEAD_PEER=2";
+  ASSERT_EQ(size(), 2);
+  int64_t pid = rank() == 1 ? getpid() : 0;  // one node: rank 0 can watch rank 1's pid
+  ASSERT_EQ(braid_allreduce(&pid, &pid, 1, BRAID_INT64, BRAID_SUM, world()), BRAID_SUCCESS);
+  int x = rank() + 5;
+  if (rank() == 1) {
+    usleep(100 * 1000);  // arrives after rank 0 posted, so rank 0's call is the one in flight
+    ASSERT_EQ(braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, world()), BRAID_SUCCESS)
+        << braid_last_error();
+    _exit(x == 11 ? 0 : 1);
+  }
+  braid_request_t req = nullptr;
+  ASSERT_EQ(braid_iallreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, world(), &req), BRAID_SUCCESS);
+  // braidrun reaps its ranks, so the pid disappears once rank 1 has exited; its control
+  // connection closed before that.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (kill(static_cast<pid_t>(pid), 0) == 0 && std::chrono::steady_clock::now() < give_up)
+    usleep(1000);
+  usleep(200 * 1000);
+  EXPECT_EQ(braid_wait(&req), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_EQ(x, 11);
+  const braid_result_t rc = braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, world());
+  EXPECT_EQ(rc, BRAID_ERR_PEER_FAILED);
+  EXPECT_NE(std::string(braid_last_error()).find("rank 1"), std::string::npos)
+      << braid_last_error();
+  std::fflush(nullptr);
+  _exit(testing::Test::HasFailure() ? 1 : 0);
 }
 
 }  // namespace
