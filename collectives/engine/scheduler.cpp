@@ -132,19 +132,34 @@ void Scheduler::watch_peers() {
   }
   if (watch_->peer_failed()) {
     if (active_.empty()) return;
-    // The failure is learned after the rank exited, so whatever it sent or wrote into shared
-    // memory before that is already here: one more pass completes the calls it had done its
-    // part of (a rank that leaves right after its last collective is no failure of that call).
+    // The failure flag is read (acquire) after the rank exited, so what it wrote into shared
+    // memory before that is visible: one more pass completes the calls that can finish with
+    // what is already here (a rank that leaves right after its last collective is no failure
+    // of that call on the others). Calls still waiting, on that rank, on a slower live rank or
+    // on a message not yet taken in, fail below.
+    std::vector<std::shared_ptr<Collective>> pending;
+    for (auto &c : active_)
+      if (!c->finished()) pending.push_back(c);
+    if (pending.empty()) return;
     bool progressed = false;
     try {
       transport_.progress();
     } catch (const detail::Failure &f) {
-      for (auto &c : active_) c->abort(f.code(), f.message());
+      for (auto &c : pending) c->abort(f.code(), f.message());
     }
-    for (auto &c : active_) c->advance(&progressed);
+    for (auto &c : pending) c->advance(&progressed);
+    // What failed in that pass (the node path's exit check, the transport) is explained here:
+    // callers other than progress() (check_peers, suspect_stall) do not explain finished calls.
+    std::vector<std::shared_ptr<Collective>> failed_now;
+    for (auto &c : pending)
+      if (c->finished() && c->result() != BRAID_SUCCESS && !c->explained()) failed_now.push_back(c);
+    if (!failed_now.empty()) {
+      explain_failures(failed_now);
+      for (auto &c : failed_now) c->mark_explained();
+    }
     const std::string why = watch_->peer_failure();
     const int failed = watch_->failed_rank();
-    for (auto &c : active_) {
+    for (auto &c : pending) {
       if (c->finished()) continue;
       c->abort(BRAID_ERR_PEER_FAILED, why, failed);
       c->mark_explained();
