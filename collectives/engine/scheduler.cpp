@@ -97,12 +97,7 @@ bool Scheduler::progress() {
   // arriving early for a later collective are taken in.
   bool messages = ++passes_ % 64 == 0;
   for (auto &c : active_) messages = messages || c->has_messages();
-  try {
-    if (messages) transport_.progress();
-  } catch (const detail::Failure &f) {
-    // A failure of the whole transport (e.g. a fatal device event) ends everything in flight.
-    for (auto &c : active_) c->abort(f.code(), f.message());
-  }
+  if (messages) progress_transport();
   if (watch_) watch_peers();
   for (auto &c : active_) c->advance(&progressed);
   if (watch_) {
@@ -120,6 +115,15 @@ bool Scheduler::progress() {
   }
   std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });
   return progressed;
+}
+
+void Scheduler::progress_transport() {
+  try {
+    transport_.progress();
+  } catch (const detail::Failure &f) {
+    // A failure of the whole transport (e.g. a fatal device event) ends everything in flight.
+    for (auto &c : active_) c->abort(f.code(), f.message());
+  }
 }
 
 void Scheduler::watch_peers() {
@@ -141,12 +145,8 @@ void Scheduler::watch_peers() {
     for (auto &c : active_)
       if (!c->finished()) pending.push_back(c);
     if (pending.empty()) return;
+    progress_transport();
     bool progressed = false;
-    try {
-      transport_.progress();
-    } catch (const detail::Failure &f) {
-      for (auto &c : pending) c->abort(f.code(), f.message());
-    }
     for (auto &c : pending) c->advance(&progressed);
     // What failed in that pass (the node path's exit check, the transport) is explained here:
     // callers other than progress() (check_peers, suspect_stall) do not explain finished calls.

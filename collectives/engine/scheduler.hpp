@@ -93,6 +93,8 @@ class Scheduler {
   std::chrono::steady_clock::time_point idle_since_{};
   std::chrono::steady_clock::time_point next_check_{};
 
+  // Transport progress; a failure of the whole transport ends every call in flight.
+  void progress_transport();
   void watch_peers();
   void apply_notices();
   void explain_failures(const std::vector<std::shared_ptr<Collective>> &finished);
