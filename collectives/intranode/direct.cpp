@@ -55,6 +55,10 @@ uint64_t now_ns() {
 
 }  // namespace
 
+void OwnBlock::copy() const {
+  if (bytes > 0 && dst != src) std::memcpy(dst, src, bytes);
+}
+
 CopyTimer::CopyTimer(NodeChannel &ch, size_t bytes)
     : ch_(ch), bytes_(bytes), start_ns_(now_ns()), exceptions_(std::uncaught_exceptions()) {}
 
@@ -150,7 +154,7 @@ namespace {
 // DirectRefs::send) into its receive buffer at the owner's block: allgather (the owner's
 // block), alltoall (the reader's block of the owner's send buffer).
 Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
-                     size_t ref_bytes, size_t offset, DirectResult *res) {
+                     size_t ref_bytes, size_t offset, OwnBlock own, DirectResult *res) {
   const int n = ch.size();
   const int me = ch.me();
   const size_t block = args.bytes();
@@ -170,8 +174,8 @@ Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
   const bool ready = ready_to_read(ch, opened, any_cma, block, res);
   co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   if (all) {
-    // This rank's own block is in place already (the caller copied it); the others' blocks
-    // are read where their owners keep them. Nobody writes a send buffer meanwhile.
+    // The others' blocks are read where their owners keep them; nobody writes a send buffer
+    // meanwhile.
     auto *recv = static_cast<char *>(args.recvbuf);
     for (int s = 0; s < n; ++s)
       if (s != me)
@@ -180,6 +184,7 @@ Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
+  own.copy();  // into the receive buffer, which nobody else touches
   // This rank's send buffer must stay unchanged until every rank has copied from it.
   co_await wait_all_done(ctx, ch, w, "copy this rank's block");
   count(ch, any_cma, res);
@@ -187,24 +192,24 @@ Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
 
 }  // namespace
 
-Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, OwnBlock own,
                       DirectResult *res) {
   *res = {};
   if (ch.size() < 2) co_return;
-  co_await exchange_direct(ctx, ch, turn, args, args.bytes(), 0, res);
+  co_await exchange_direct(ctx, ch, turn, args, args.bytes(), 0, own, res);
 }
 
-Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, OwnBlock own,
                      DirectResult *res) {
   *res = {};
   const size_t block = args.bytes();
   if (ch.size() < 2 || args.in_place()) co_return;
   co_await exchange_direct(ctx, ch, turn, args, block * static_cast<size_t>(ch.size()),
-                           static_cast<size_t>(ch.world_rank(ch.me())) * block, res);
+                           static_cast<size_t>(ch.world_rank(ch.me())) * block, own, res);
 }
 
 Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
-                       size_t ref_at, DirectResult *res) {
+                       size_t ref_at, OwnBlock own, DirectResult *res) {
   *res = {};
   const int n = ch.size();
   const int me = ch.me();
@@ -243,12 +248,13 @@ Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArg
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
+  own.copy();
   co_await wait_all_done(ctx, ch, w, "copy this rank's block");
   count(ch, any_cma, res);
 }
 
 Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
-                   DirectResult *res) {
+                   OwnBlock own, DirectResult *res) {
   *res = {};
   const int n = ch.size();
   const int me = ch.me();
@@ -284,6 +290,7 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
+  if (me == root) own.copy();
   if (me != root) {  // this rank's send buffer stays unchanged until the root has read it
     co_await ctx.wait_flag(ch.flag(root, &PeerControl::done, w + 1, "copy this rank's block"));
     ch.saw(root, w + 1);

@@ -85,6 +85,18 @@ struct DirectResult {
   int read_root = -1;   // the root this rank read from, in a broadcast or scatter it chose for
 };
 
+// This rank's own block of the result (`bytes` from `src` to `dst`). On the direct path it is
+// copied after this rank has read the others' blocks and said so (at a gather's root: after
+// the others are released), while the others may still be reading this rank's buffer, instead
+// of before the call: nobody waits for this copy (a gather's non-root waited through the root's
+// 64 KiB memcpy). When the direct path does not run, the caller copies it (copy()).
+struct OwnBlock {
+  void *dst = nullptr;
+  const void *src = nullptr;
+  size_t bytes = 0;
+  void copy() const;  // nothing when in place (dst == src) or empty
+};
+
 // Times a node-local call from its construction (after the call agreement) to the end of the
 // collective's frame, whichever path it took, and tells the channel's chooser what it cost when
 // this rank chose (a reader of a root's buffer also publishes what it wants next time,
@@ -113,19 +125,19 @@ Task allreduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
                       DirectResult *res);
 Task broadcast_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
                       DirectResult *res);
-Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+Task allgather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, OwnBlock own,
                       DirectResult *res);
 // Every rank reads its block of every other rank's send buffer (not in place).
-Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
+Task alltoall_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, OwnBlock own,
                      DirectResult *res);
 // Allgatherv: as allgather, blocks of any size; each rank's SharedRef of its send buffer sits at
 // `ref_at` of its call slot's data (after the allgatherv head), none past the slot's room.
 Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
-                       size_t ref_at, DirectResult *res);
+                       size_t ref_at, OwnBlock own, DirectResult *res);
 // Alltoallv: every rank reads its block of every other rank's send buffer, described after
 // each record's alltoallv head at `ref_at` (tiny_calls.hpp); not in place.
 Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
-                      size_t ref_at, DirectResult *res);
+                      size_t ref_at, OwnBlock own, DirectResult *res);
 // Reduce-scatter: every rank reduces its block of every rank's send buffer (DirectRefs::send,
 // the whole vector) into its receive buffer; in place works.
 Task reduce_scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
@@ -137,12 +149,13 @@ Task reduce_scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, Col
 Task reduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
                    DirectResult *res);
 // Gather: the root copies every other rank's block straight from its send buffer (only the
-// others' send buffers must be reachable; each waits until the root has read it). Scatter:
+// others' send buffers must be reachable; each waits until the root has read it; the root
+// copies `own`, its block, once it has released them). Scatter:
 // every rank copies its block straight from the root's send buffer (only that one must be
 // reachable; the root copies its own block meanwhile, and waits until all have). Their DirectRefs:
 // `send` of what the others read (gather: the block; scatter, at the root: all n blocks).
 Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
-                   DirectResult *res);
+                   OwnBlock own, DirectResult *res);
 Task scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args, int root,
                     DirectResult *res);
 

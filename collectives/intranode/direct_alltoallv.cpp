@@ -14,7 +14,7 @@
 namespace braid::coll {
 
 Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs args,
-                      size_t ref_at, DirectResult *res) {
+                      size_t ref_at, OwnBlock own, DirectResult *res) {
   *res = {};
   const int n = ch.size();
   const int me = ch.me();
@@ -77,7 +77,6 @@ Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
       ch.cma_offered(largest) ? ready_to_read(ch, opened, any_cma, largest, res) : opened;
   co_await agree_if_mapped(ctx, ch, w, any_mapped || !votes_seen, ready, &all);
   if (all) {
-    // This rank's own block is in place already (the caller copied it).
     auto *recv = static_cast<char *>(args.recvbuf);
     for (int s = 0; s < n; ++s)
       if (s != me && in_bytes(s) > 0)
@@ -86,6 +85,7 @@ Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
+  own.copy();
   // This rank's send buffer must stay unchanged until every rank has copied from it.
   co_await wait_all_done(ctx, ch, w, "copy this rank's block");
   count(ch, any_cma, res);

@@ -34,10 +34,11 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
   // place where every rank's is a braid_mem_alloc region, or by single copy (allgather_direct).
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  if (place(me) != send) std::memcpy(place(me), send, block);  // else in place
+  const OwnBlock own{place(me), send, block};  // nothing to copy in place
   CopyTimer timer(ch, block);
-  co_await allgather_direct(ctx, ch, ticket, args, &timer.result);
+  co_await allgather_direct(ctx, ch, ticket, args, own, &timer.result);
   if (timer.result.ran) co_return;
+  own.copy();
   constexpr size_t piece = NodeChannel::kWindow;
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.

@@ -51,10 +51,11 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   }
   co_await agree_on_call(ctx, ch, ticket, args, staged, head);
   check_allgatherv_counts(ch, ticket, args);
-  if (place(me) != send) copy_bytes(place(me), send, own_bytes);  // else in place
+  const OwnBlock own{place(me), send, own_bytes};  // nothing to copy in place
   CopyTimer timer(ch, largest);
-  co_await allgatherv_direct(ctx, ch, ticket, args, ref_at, &timer.result);
+  co_await allgatherv_direct(ctx, ch, ticket, args, ref_at, own, &timer.result);
   if (timer.result.ran) co_return;
+  own.copy();
   constexpr size_t piece = NodeChannel::kWindow;
   // Bytes of block `s` that window k carries.
   auto len = [&](int s, uint32_t k) {

@@ -36,10 +36,11 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
   // where every rank's is a braid_mem_alloc region, or by single copy (alltoall_direct).
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  if (send != recv) std::memcpy(recv + at(me), send + at(me), block);
+  const OwnBlock own{recv + at(me), send + at(me), block};  // nothing to copy in place
   CopyTimer timer(ch, block);
-  co_await alltoall_direct(ctx, ch, ticket, args, &timer.result);
+  co_await alltoall_direct(ctx, ch, ticket, args, own, &timer.result);
   if (timer.result.ran) co_return;
+  own.copy();
   const size_t piece = pair_piece(n, args.elem_size);
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.

@@ -80,10 +80,11 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
   };
   uint64_t largest = 0;
   for (int s = 0; s < n; ++s) largest = std::max(largest, words(s)[0]);
-  if (in_bytes(me) > 0 && in(me) != out(me)) std::memcpy(in(me), out(me), in_bytes(me));
+  const OwnBlock own{in(me), out(me), in_bytes(me)};  // nothing to copy in place
   CopyTimer timer(ch, largest_in);
-  co_await alltoallv_direct(ctx, ch, ticket, args, ref_at, &timer.result);
+  co_await alltoallv_direct(ctx, ch, ticket, args, ref_at, own, &timer.result);
   if (timer.result.ran) co_return;
+  own.copy();
   const size_t piece = pair_piece(n, es);
   auto len = [&](size_t bytes, uint32_t k) {
     const size_t at = size_t{k} * piece;

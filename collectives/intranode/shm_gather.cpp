@@ -40,10 +40,11 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   else if (ch.cma_offered(block) && ch.want_single(block))
     refs.send = cma_ref(send);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  if (me == root && place(me) != send) std::memcpy(place(me), send, block);
+  const OwnBlock own{me == root ? place(me) : nullptr, send, me == root ? block : 0};
   CopyTimer timer(ch, block);
-  co_await gather_direct(ctx, ch, ticket, args, root, &timer.result);
+  co_await gather_direct(ctx, ch, ticket, args, root, own, &timer.result);
   if (timer.result.ran) co_return;
+  own.copy();
   constexpr size_t piece = NodeChannel::kWindow;
   auto len = [&](uint32_t k) { return std::min(piece, block - k * piece); };
   // A local, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
