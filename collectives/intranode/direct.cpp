@@ -175,12 +175,10 @@ Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
   co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   if (all) {
     // The others' blocks are read where their owners keep them; nobody writes a send buffer
-    // meanwhile.
+    // meanwhile. Each rank starts with the next one (reading_order), as pairwise exchange does.
     auto *recv = static_cast<char *>(args.recvbuf);
-    for (int s = 0; s < n; ++s)
-      if (s != me)
-        copy_from(ch, s, in[s], offset, recv + static_cast<size_t>(ch.world_rank(s)) * block,
-                  block);
+    for (const int s : reading_order(n, me))
+      copy_from(ch, s, in[s], offset, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
@@ -241,8 +239,8 @@ Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArg
   co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   if (all) {
     auto *recv = static_cast<char *>(args.recvbuf);
-    for (int s = 0; s < n; ++s)
-      if (s != me && bytes_of(s) > 0)
+    for (const int s : reading_order(n, me))
+      if (bytes_of(s) > 0)
         copy_from(ch, s, in[s], 0, recv + args.displs[ch.world_rank(s)] * args.elem_size,
                   bytes_of(s));
   }

@@ -78,8 +78,8 @@ Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
   co_await agree_if_mapped(ctx, ch, w, any_mapped || !votes_seen, ready, &all);
   if (all) {
     auto *recv = static_cast<char *>(args.recvbuf);
-    for (int s = 0; s < n; ++s)
-      if (s != me && in_bytes(s) > 0)
+    for (const int s : reading_order(n, me))
+      if (in_bytes(s) > 0)
         copy_from(ch, s, in[s], offset_in(s), recv + args.recv_displs[rank_of(s)] * es,
                   in_bytes(s));
   }

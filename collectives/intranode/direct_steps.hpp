@@ -39,6 +39,27 @@ bool open_peer(NodeChannel &ch, int s, SharedRef ref, size_t bytes, PeerBuffer *
 void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, void *dst,
                size_t bytes);
 
+// The other local ranks of n, from the one after `me` round to the one before it: where every
+// rank reads every other's buffer, no two read the same one at the same step (pairwise
+// exchange's order), instead of all starting with local rank 0's.
+struct ReadingOrder {
+  struct Iter {
+    int n, me, i;
+    int operator*() const { return (me + i) % n; }
+    Iter &operator++() {
+      ++i;
+      return *this;
+    }
+    bool operator!=(const Iter &o) const { return i != o.i; }
+  };
+  int n, me;
+  Iter begin() const { return {n, me, 1}; }
+  Iter end() const { return {n, me, n}; }
+};
+inline ReadingOrder reading_order(int n, int me) {
+  return {n, me};
+}
+
 // Reduces `count` elements at byte `src_at` of every rank's input `in` (this rank's own mapped)
 // into `dst`, in local rank order, the lowest rank on the left (every node path's bits), a chunk
 // at a time, staging what is read through CMA. `dst` may be local rank `dst_input`'s input
