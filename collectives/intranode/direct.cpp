@@ -41,6 +41,7 @@ Task read_root_single(CollContext &ctx, NodeChannel &ch, CollArgs args, int root
 
 // What a reader of a root's ordinary buffer tells its chooser after the call.
 void note_reader(const NodeChannel &ch, SharedRef r, int root, size_t copied, DirectResult *res) {
+  res->root_read = !r.valid();
   if (ch.me() != root && !r.valid() && ch.cma_offered(copied)) {
     res->chose = true;
     res->read_root = root;
@@ -64,8 +65,11 @@ CopyTimer::CopyTimer(NodeChannel &ch, size_t bytes)
 
 CopyTimer::~CopyTimer() {
   if (std::uncaught_exceptions() > exceptions_) return;
+  const uint64_t ns = now_ns() - start_ns_;
+  if (result.root_read) ch_.publish_part_cost(result.single, bytes_, ns);
   if (!result.chose && !ch_.decided()) return;
-  ch_.cma_measured(result.single, bytes_, now_ns() - start_ns_);
+  ch_.cma_measured(result.single, bytes_,
+                   result.root_read ? ch_.call_cost(result.single, bytes_, ns) : ns);
   if (result.read_root >= 0) ch_.publish_read_choice(result.read_root, bytes_);
 }
 

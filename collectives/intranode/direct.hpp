@@ -79,10 +79,11 @@ size_t root_mapped_min(const NodeChannel &ch, CollKind kind);
 DirectRefs direct_refs(NodeChannel &ch, const CollArgs &args);
 
 struct DirectResult {
-  bool ran = false;     // the collective was done here, in place or single-copy
-  bool chose = false;   // this rank copies from an ordinary buffer: it voted by its chooser
-  bool single = false;  // it ran through CMA
-  int read_root = -1;   // the root this rank read from, in a broadcast or scatter it chose for
+  bool ran = false;        // the collective was done here, in place or single-copy
+  bool chose = false;      // this rank copies from an ordinary buffer: it voted by its chooser
+  bool single = false;     // it ran through CMA
+  int read_root = -1;      // the root this rank read from, in a broadcast or scatter it chose for
+  bool root_read = false;  // a broadcast or scatter whose root's buffer was not mapped
 };
 
 // This rank's own block of the result (`bytes` from `src` to `dst`). On the direct path it is
