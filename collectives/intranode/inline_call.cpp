@@ -1,5 +1,8 @@
 #include "intranode/inline_call.hpp"
 
+#include <algorithm>
+#include <cstddef>
+
 #include "error.hpp"
 #include "intranode/call_check.hpp"
 #include "intranode/tiny_calls.hpp"
@@ -7,6 +10,22 @@
 
 namespace braid::coll {
 namespace {
+
+// Asks for the lines of `span` in `slot` that the record's own line does not hold, up to
+// kPrefetchBytes, while this rank waits for the slot's mark. The peer writes its data before
+// its mark, so without this the data lines are requested only once the mark is seen: two
+// cache-line transfers one after the other instead of side by side (2 ranks, 32-256 B
+// broadcasts: 0.40-0.43 us against 0.23-0.27 with it). A line asked for before the peer wrote
+// it is asked for again at the next poll, its copy having been invalidated by the write.
+constexpr size_t kPrefetchBytes = 256;
+constexpr size_t kInFirstLine = 64 - offsetof(CallSlot, data);
+
+inline void prefetch_span(const CallSlot &slot, ReadSpan span) {
+  const size_t begin = std::max(span.offset, kInFirstLine);
+  const size_t end = std::min(span.offset + span.bytes, begin + kPrefetchBytes);
+  for (size_t b = begin; b < end; b += 64) __builtin_prefetch(slot.data + b);
+  if (begin < end) __builtin_prefetch(slot.data + end - 1);  // the last line's, when unaligned
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -42,8 +61,11 @@ bool complete_inline(NodeChannel &ch, CollArgs &args, uint64_t seq, int ranks, u
   for (int s = 0; s < ch.size(); ++s) {
     if (!among(s, tiny.wait_for, ch.me())) continue;
     const FlagWait entered = ch.entered(s, turn, "");
+    const CallSlot &slot = ch.call_slot(s, turn);
+    const ReadSpan span = tiny_read_span(ch, args, s);
     for (unsigned left = polls; !entered.reached(); --left) {
       if (left == 0) return false;
+      prefetch_span(slot, span);
       cpu_relax();
     }
     ch.saw_entered(s, turn + 1);

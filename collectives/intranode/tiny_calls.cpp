@@ -205,6 +205,21 @@ void tiny_prepare(const NodeChannel &ch, const CollArgs &args) {
   if (own != args.recvbuf) std::memcpy(args.recvbuf, own, args.bytes());  // else in place
 }
 
+ReadSpan tiny_read_span(const NodeChannel &ch, const CollArgs &args, int s) {
+  const auto root = local_root(ch, args);
+  if (static_cast<size_t>(s) != root || static_cast<size_t>(ch.me()) == root) return {};
+  const size_t bytes = args.bytes();
+  switch (args.kind) {
+    case CollKind::broadcast:
+      return {0, bytes};
+    case CollKind::scatter:
+      return {static_cast<size_t>(ch.world_rank(ch.me())) * bytes - scatter_record(ch, args).skip,
+              bytes};
+    default:
+      return {};
+  }
+}
+
 bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
   const int n = ch.size(), me = ch.me();
   const size_t bytes = args.bytes();

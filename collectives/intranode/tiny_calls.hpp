@@ -58,6 +58,19 @@ bool alltoallv_room_for_refs(size_t n);
 // against a broadcast root's 0.2-0.5). Idempotent.
 void tiny_prepare(const NodeChannel &ch, const CollArgs &args);
 
+// The part of local rank `s`'s record data that tiny_finish will read on this rank, as a byte
+// offset into CallSlot::data and a length, for a broadcast's or scatter's reader and its root;
+// else {0, 0}. The inline path prefetches it while it waits for the root (inline_call.cpp).
+// Only these kinds: their root writes and returns, its readers only wait. Where every rank
+// writes a record and then reads the others' (allreduce), fetching the peer's lines while it
+// was still writing them cost more than it saved (2 ranks, 128-256 B: 1.13-1.17x the time
+// without); allgather, alltoall and a reduce's or gather's root were level with it.
+struct ReadSpan {
+  size_t offset = 0;
+  size_t bytes = 0;
+};
+ReadSpan tiny_read_span(const NodeChannel &ch, const CollArgs &args, int s);
+
 // Completes the call once every record of `turn` this rank needs is published and agreed
 // (right after publishing its own when the plan does not wait).
 // Throws Disagreement, before writing anything, when the records' counts disagree (the
