@@ -6,7 +6,8 @@
 # crash, leak or sanitizer report (the input is saved under <build>/artifacts/<target>/: copy
 # it into tests/fuzz/crashes/<target>/ with the fix).
 #   BRAID_FUZZ_BUILD_DIR (default build-fuzz), BRAID_FUZZ_SECONDS (default 20 per target),
-#   BRAID_FUZZ_TARGETS (default: every target built), CXX/CC (default clang++-14/clang-14).
+#   BRAID_FUZZ_TARGETS (default: every target built), BRAID_FUZZ_JOBS (targets fuzzed at once,
+#   default nproc), CXX/CC (default clang++-14/clang-14).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 build=${BRAID_FUZZ_BUILD_DIR:-build-fuzz}
@@ -25,27 +26,44 @@ cmake --build "$build" --target braid_fuzzers --parallel "$(nproc)"
 targets=(${BRAID_FUZZ_TARGETS:-$(cd "$build/fuzz" && ls fuzz_*)})
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-summary=()
+# Regression inputs first, one target after another (each replay takes well under a second).
 for t in "${targets[@]}"; do
-  bin=$build/fuzz/$t
   crashes=tests/fuzz/crashes/$t
   if compgen -G "$crashes/*" >/dev/null; then
     echo "== $t: replaying $(ls "$crashes" | wc -l) regression input(s) from $crashes"
-    "$bin" -runs=0 "$crashes"/* 2>&1 | tail -n 3
+    "$build/fuzz/$t" -runs=0 "$crashes"/* 2>&1 | tail -n 3
   fi
-  work=$build/corpus/$t
-  artifacts=$build/artifacts/$t/
+done
+
+# Then the timed fuzzing, as many targets at once as there are cores: each libFuzzer process
+# is single-threaded, so one at a time left a core idle for the whole phase.
+fuzz_one() {   # fuzz_one TARGET: exit status of the fuzzer; its output in $build/TARGET.log
+  local t=$1 work=$build/corpus/$1 artifacts=$build/artifacts/$1/
   mkdir -p "$work" "$artifacts" "tests/fuzz/corpus/$t"
+  "$build/fuzz/$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
+    -rss_limit_mb=2048 -artifact_prefix="$artifacts" "$work" "tests/fuzz/corpus/$t" \
+    >"$build/$t.log" 2>&1
+}
+slots=${BRAID_FUZZ_JOBS:-$(nproc)}
+declare -A pid_of=()
+failed=()
+for t in "${targets[@]}"; do
+  while (( $(jobs -rp | wc -l) >= slots )); do wait -n || true; done
   echo "== $t: fuzzing for $seconds s from tests/fuzz/corpus/$t"
-  log=$build/$t.log
-  if ! "$bin" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-       -artifact_prefix="$artifacts" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1; then
-    tail -n 40 "$log"
-    echo "run_fuzzers.sh: $t FAILED; the input is in $artifacts" >&2
-    exit 1
+  fuzz_one "$t" &
+  pid_of[$t]=$!
+done
+summary=()
+for t in "${targets[@]}"; do
+  if ! wait "${pid_of[$t]}"; then
+    tail -n 40 "$build/$t.log"
+    echo "run_fuzzers.sh: $t FAILED; the input is in $build/artifacts/$t/" >&2
+    failed+=("$t")
+    continue
   fi
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-  summary+=("$t: ${execs:-?} executions in $seconds s, corpus $(ls "$work" | wc -l) inputs")
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/$t.log" | tail -n 1)
+  summary+=("$t: ${execs:-?} executions in $seconds s, corpus $(ls "$build/corpus/$t" | wc -l) inputs")
 done
 echo "== fuzzing summary"
 printf '  %s\n' "${summary[@]}"
+(( ${#failed[@]} == 0 )) || { echo "run_fuzzers.sh: failed: ${failed[*]}" >&2; exit 1; }
