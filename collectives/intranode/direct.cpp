@@ -41,7 +41,7 @@ Task read_root_single(CollContext &ctx, NodeChannel &ch, CollArgs args, int root
 
 // What a reader of a root's ordinary buffer tells its chooser after the call.
 void note_reader(const NodeChannel &ch, SharedRef r, int root, size_t copied, DirectResult *res) {
-  res->root_read = !r.valid();
+  res->weighs_call = !r.valid();
   if (ch.me() != root && !r.valid() && ch.cma_offered(copied)) {
     res->chose = true;
     res->read_root = root;
@@ -66,10 +66,10 @@ CopyTimer::CopyTimer(NodeChannel &ch, size_t bytes)
 CopyTimer::~CopyTimer() {
   if (std::uncaught_exceptions() > exceptions_) return;
   const uint64_t ns = now_ns() - start_ns_;
-  if (result.root_read) ch_.publish_part_cost(result.single, bytes_, ns);
+  if (result.weighs_call) ch_.publish_part_cost(result.single, bytes_, ns);
   if (!result.chose && !ch_.decided()) return;
   ch_.cma_measured(result.single, bytes_,
-                   result.root_read ? ch_.call_cost(result.single, bytes_, ns) : ns);
+                   result.weighs_call ? ch_.call_cost(result.single, bytes_, ns) : ns);
   if (result.read_root >= 0) ch_.publish_read_choice(result.read_root, bytes_);
 }
 

@@ -79,11 +79,14 @@ size_t root_mapped_min(const NodeChannel &ch, CollKind kind);
 DirectRefs direct_refs(NodeChannel &ch, const CollArgs &args);
 
 struct DirectResult {
-  bool ran = false;        // the collective was done here, in place or single-copy
-  bool chose = false;      // this rank copies from an ordinary buffer: it voted by its chooser
-  bool single = false;     // it ran through CMA
-  int read_root = -1;      // the root this rank read from, in a broadcast or scatter it chose for
-  bool root_read = false;  // a broadcast or scatter whose root's buffer was not mapped
+  bool ran = false;     // the collective was done here, in place or single-copy
+  bool chose = false;   // this rank copies from an ordinary buffer: it voted by its chooser
+  bool single = false;  // it ran through CMA
+  int read_root = -1;   // the root this rank read from, in a broadcast or scatter it chose for
+  // A call on ordinary buffers whose every rank's part counts where ranks share cores
+  // (NodeChannel::call_cost): a broadcast or scatter whose root's buffer was not mapped, a
+  // gather that did not run zero copy. Each rank publishes its part.
+  bool weighs_call = false;
 };
 
 // This rank's own block of the result (`bytes` from `src` to `dst`). On the direct path it is

@@ -93,8 +93,9 @@ struct alignas(64) PeerControl {
   // root offers its buffer for single copy when every other rank wants that (direct.hpp).
   std::atomic<uint8_t> wants_single[CopyChooser::kClasses]{};
   // Per size class and path (windows, single copy): what this rank's part of its latest
-  // broadcast or scatter of that size on ordinary buffers cost it, in ns (0: not yet). Where
-  // ranks share cores the readers choose by the sum over the ranks (NodeChannel::call_cost).
+  // broadcast, scatter or gather of that size on ordinary buffers cost it, in ns (0: not
+  // yet). Where ranks share cores the choosers (a broadcast's or scatter's readers, a gather's
+  // root) choose by the sum over the ranks (NodeChannel::call_cost).
   alignas(64) std::atomic<uint32_t> part_ns[CopyChooser::kClasses][2]{};
   alignas(64) std::atomic<uint32_t> sleepers{0};
   // By turn % kCallSlots. A rank enters turn t (rewriting the slot of t - kCallSlots) only after
@@ -209,18 +210,19 @@ class NodeChannel {
     ctl(me()).wants_single[CopyChooser::class_of(bytes)].store(single ? 2 : 1,
                                                                std::memory_order_relaxed);
   }
-  // What this rank's part of a broadcast or scatter of `bytes` cost it by that path.
+  // What this rank's part of a call of `bytes` cost it by that path (DirectResult::weighs_call).
   void publish_part_cost(bool single, size_t bytes, uint64_t ns) {
     const auto v = static_cast<uint32_t>(std::min<uint64_t>(ns, UINT32_MAX));
     ctl(me()).part_ns[CopyChooser::class_of(bytes)][single ? 1 : 0].store(
         std::max<uint32_t>(v, 1), std::memory_order_relaxed);
   }
-  // What a reader's call of `bytes` that cost it `ns` by that path is judged by. With a core
+  // What a chooser's call of `bytes` that cost it `ns` by that path is judged by. With a core
   // each, its own time: the others' parts run beside it. Where ranks share cores, every rank's
   // time in the call is taken from the same cores, so the call costs the sum of the ranks'
   // parts (their latest by that path; a rank not yet measured counts as this one): a reader's
   // own time leaves out the root's copying into the windows, and its waiting for the readers
-  // in single copy, and chose the dearer path (4-rank scatters on 2 cores, 32-128 KiB).
+  // in single copy, and chose the dearer path (4-rank scatters on 2 cores, 32-128 KiB); a
+  // gather's root's leaves out the others' waiting for its reads.
   uint64_t call_cost(bool single, size_t bytes, uint64_t ns) const {
     if (!oversubscribed_) return ns;
     uint64_t sum = ns;
