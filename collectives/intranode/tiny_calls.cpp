@@ -206,18 +206,14 @@ void tiny_prepare(const NodeChannel &ch, const CollArgs &args) {
 }
 
 ReadSpan tiny_read_span(const NodeChannel &ch, const CollArgs &args, int s) {
+  // The kind first: every small inline call asks, and only these two have a root to look up.
+  if (args.kind != CollKind::broadcast && args.kind != CollKind::scatter) return {};
   const auto root = local_root(ch, args);
   if (static_cast<size_t>(s) != root || static_cast<size_t>(ch.me()) == root) return {};
   const size_t bytes = args.bytes();
-  switch (args.kind) {
-    case CollKind::broadcast:
-      return {0, bytes};
-    case CollKind::scatter:
-      return {static_cast<size_t>(ch.world_rank(ch.me())) * bytes - scatter_record(ch, args).skip,
-              bytes};
-    default:
-      return {};
-  }
+  if (args.kind == CollKind::broadcast) return {0, bytes};
+  return {static_cast<size_t>(ch.world_rank(ch.me())) * bytes - scatter_record(ch, args).skip,
+          bytes};
 }
 
 bool tiny_finish(NodeChannel &ch, uint32_t turn, const CollArgs &args) {
