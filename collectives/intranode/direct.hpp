@@ -85,7 +85,7 @@ struct DirectResult {
   int read_root = -1;   // the root this rank read from, in a broadcast or scatter it chose for
   // A call on ordinary buffers whose every rank's part counts where ranks share cores
   // (NodeChannel::call_cost): a broadcast or scatter whose root's buffer was not mapped, a
-  // gather that did not run zero copy. Each rank publishes its part.
+  // gather or reduce that did not run zero copy. Each rank publishes its part.
   bool weighs_call = false;
 };
 

@@ -46,8 +46,7 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   // On shared cores the root judges the windows and single copy by the whole call: with single
   // copy the others wait for its reads, with the windows they deposit and leave, and its own
   // time shows neither (4 ranks on 2 cores, AMD host: single copy chosen at 16-128 KiB, 1.4-1.8x
-  // Open MPI's time). Not a reduce's root: there the windows' ranks reduce beside it, and the
-  // sum chose worse at 16 KiB (1.42x, 9 rounds), level elsewhere.
+  // Open MPI's time). A reduce's root does the same (shm_reduce.cpp).
   timer.result.weighs_call = !timer.result.ran || timer.result.single;
   if (timer.result.ran) co_return;
   own.copy();

@@ -42,6 +42,12 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   CopyTimer timer(ch, bytes);
   co_await reduce_direct(ctx, ch, ticket, args, root, &timer.result);
+  // On shared cores the root judges the windows and single copy by the whole call, as a
+  // gather's root does: with single copy the others wait while it reads and combines every
+  // block alone, with the windows they combine beside it, and its own time shows neither (4 ranks
+  // on 2 cores, AMD host, 2026-11-29, 7-11 alternating rounds: 64-128 KiB 0.77-0.89x the time
+  // by its own measure, 16-32 KiB and 1 MiB level; the evening before, 16 KiB was once 1.42x).
+  timer.result.weighs_call = !timer.result.ran || timer.result.single;
   if (timer.result.ran) co_return;
   co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
                        static_cast<char *>(args.recvbuf),
