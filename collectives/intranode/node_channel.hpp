@@ -222,7 +222,7 @@ class NodeChannel {
   // parts (their latest by that path; a rank not yet measured counts as this one): a reader's
   // own time leaves out the root's copying into the windows, and its waiting for the readers
   // in single copy, and chose the dearer path (4-rank scatters on 2 cores, 32-128 KiB); a
-  // gather's root's leaves out the others' waiting for its reads.
+  // gather's or reduce's root's leaves out the others' waiting for its reads.
   uint64_t call_cost(bool single, size_t bytes, uint64_t ns) const {
     if (!oversubscribed_) return ns;
     uint64_t sum = ns;
