@@ -43,10 +43,10 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   CopyTimer timer(ch, bytes);
   co_await reduce_direct(ctx, ch, ticket, args, root, &timer.result);
   // On shared cores the root judges the windows and single copy by the whole call, as a
-  // gather's root does: with single copy the others wait while it reads and combines every
-  // block alone, with the windows they combine beside it, and its own time shows neither (4 ranks
-  // on 2 cores, AMD host, 2026-11-29, 7-11 alternating rounds: 64-128 KiB 0.77-0.89x the time
-  // by its own measure, 16-32 KiB and 1 MiB level; the evening before, 16 KiB was once 1.42x).
+  // gather's root does (shm_gather.cpp): with single copy the others wait while it reads and
+  // combines every block alone, with the windows they combine beside it. 4 ranks on 2 cores,
+  // AMD host, four runs of 7-15 alternating rounds: 64, 128 and 512 KiB 0.77-0.96x the time by
+  // its own measure, 8-32 KiB and 1 MiB level, 256 KiB unresolved (docs/intranode.md).
   timer.result.weighs_call = !timer.result.ran || timer.result.single;
   if (timer.result.ran) co_return;
   co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
