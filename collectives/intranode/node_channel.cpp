@@ -72,6 +72,12 @@ void NodeChannel::claim_own_part(int numa_node) {
   if (cma_mode_ != detail::CmaMode::off) allow_cma_readers();
 }
 
+void NodeChannel::touch_peer_parts() const {
+  detail::read_every_page(controls_, controls_bytes(size()));
+  for (int s = 0; s < size(); ++s)
+    if (s != me()) detail::read_every_page(buffer(s, 0), kPerRankBuffers);
+}
+
 FlagWait NodeChannel::flag(int local, Counter c, uint32_t target, const char *what) const {
   PeerControl &p = ctl(local);
   return FlagWait{&(p.*c), target, world_rank(local), p.pid, &p.sleepers, what};

@@ -140,6 +140,15 @@ class NodeChannel {
   // Touches this rank's part first (placement) and records its pid; before anyone uses it.
   // `numa_node`: this rank's node, -1 when it is not bound to one.
   void claim_own_part(int numa_node);
+  // Reads every page of the segment this rank did not touch in claim_own_part (the control
+  // lines, the others' buffers), once every rank has claimed its own: a process's first access
+  // to a page of the segment is then paid when the communicator is made, not in the first call
+  // that uses each window (4-6 us a page on the 2-core VMs: placement.hpp). On a fresh
+  // communicator there, the first 256 KiB call through each of a peer's windows cost 0.4-0.6 ms
+  // against 15-20 warm; a benchmark's sweep pays that at its first size that fills a window,
+  // inside the timed calls: 2-rank 256 KiB allgathers were 1.2x slower than forced windows, and
+  // the copy chooser (single_copy.hpp) judged the windows by those calls.
+  void touch_peer_parts() const;
 
   const detail::NodeMap &map() const { return map_; }
   int size() const { return map_.local_size(); }

@@ -124,6 +124,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
     return res;
   }
   res->topology.intranode = true;
+  if (shared) res->channel->touch_peer_parts();  // every rank has claimed its part (above)
   log(LogLevel::info, name, ": node-local path on: node ", m.node, " of ", m.nodes, ", local rank ",
       m.local_rank, " of ", m.local_size(),
       shared ? cat(", region ", res->region.region(), " of ", world ? seg : "the node's segment",
