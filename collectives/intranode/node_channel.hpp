@@ -146,7 +146,7 @@ class NodeChannel {
   // that uses each window (4-6 us a page on the 2-core VMs: placement.hpp). On a fresh
   // communicator there, the first 256 KiB call through each of a peer's windows cost 0.4-0.6 ms
   // against 15-20 warm; a benchmark's sweep pays that at its first size that fills a window,
-  // inside the timed calls: 2-rank 256 KiB allgathers were 1.2x slower than forced windows, and
+  // inside the timed calls: 2-rank 256 KiB allgathers were 1.1-1.2x slower than forced windows, and
   // the copy chooser (single_copy.hpp) judged the windows by those calls.
   void touch_peer_parts() const;
 

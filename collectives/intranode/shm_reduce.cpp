@@ -46,7 +46,7 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   // gather's root does (shm_gather.cpp): with single copy the others wait while it reads and
   // combines every block alone, with the windows they combine beside it. 4 ranks on 2 cores,
   // AMD host, four runs of 7-15 alternating rounds: 64, 128 and 512 KiB 0.77-0.96x the time by
-  // its own measure, 8-32 KiB and 1 MiB level, 256 KiB unresolved (docs/intranode.md).
+  // its own measure, 8-32 KiB and 1 MiB level (256 KiB had another cause: touch_peer_parts).
   timer.result.weighs_call = !timer.result.ran || timer.result.single;
   if (timer.result.ran) co_return;
   co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),

@@ -15,10 +15,10 @@ namespace braid::detail {
 void place_near_this_rank(void *p, size_t bytes, int numa_node);
 
 // Reads a byte of every page of [p, p + bytes) (page-aligned, already allocated by its owner),
-// so that this process's first access to each page is paid here and not in a collective. Where
-// the guest's page tables are shadowed by the hypervisor (the 2-core Firecracker VMs), a
-// process's first access to a page costs 4-7 us even when its page table entry is present
-// (MADV_POPULATE_READ does not help: it fills the entries without accessing the pages).
+// so that this process's first access to each page is paid here and not in a collective. On the
+// 2-core Firecracker VMs a process's first access to a page of shared memory costs 4-6 us even
+// when its page table entry is present, the second 0.01 (the hypervisor's cost, by all
+// appearances); MADV_POPULATE_READ and MAP_POPULATE fill the entries but leave it in place.
 void read_every_page(const void *p, size_t bytes);
 
 }  // namespace braid::detail
