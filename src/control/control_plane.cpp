@@ -187,11 +187,13 @@ void ControlPlane::run_commands() {
           send(links_[0], {ctl::MsgType::query, c.id, c.seq, 0, {}, {}});
         break;
       case Command::Kind::notice:
-        record_notice(c.seq, c.text);
+        // Sent before recorded, as in handle(): another thread's collective could otherwise
+        // return on it and the program exit first.
         if (rank_ == 0)
           forward_notice(c.seq, c.text, nullptr);
         else
           send(links_[0], {ctl::MsgType::notice, 0, c.seq, 0, c.text, {}});
+        record_notice(c.seq, c.text);
         {
           std::lock_guard lock(mutex_);
           ++notices_sent_;
@@ -210,22 +212,31 @@ void ControlPlane::run_commands() {
 
 void ControlPlane::pump(Link &link) {
   uint8_t buf[16 * 1024];
+  std::string closed;  // why the connection ended, if it did
   for (;;) {
     bs::IoResult io = bs::recv_some(link.fd.get(), buf, sizeof buf);
     if (io.state == bs::IoState::again) break;
-    if (io.state != bs::IoState::ok) return lose(link, bs::describe(io));
+    if (io.state != bs::IoState::ok) {
+      closed = bs::describe(io);
+      break;
+    }
     link.in.feed({buf, io.bytes});
     if (io.bytes < sizeof buf) break;
   }
+  // The frames a peer sent before it exited come first: its last one is often the notice
+  // that explains the exit (the kernel keeps them readable even after a reset).
   std::string error;
   while (link.state != Link::State::gone) {
     std::optional<ctl::Message> m = link.in.next(&error);
     if (!m) break;
     handle(link, std::move(*m));
   }
-  if (!error.empty() && link.state != Link::State::gone) {
+  if (link.state == Link::State::gone) return;
+  if (!error.empty()) {
     log(LogLevel::warn, "control plane: rank ", link.rank, " sent an invalid frame: ", error);
     lose(link, "it sent an invalid control frame: " + error);
+  } else if (!closed.empty()) {
+    lose(link, closed);
   }
 }
 
@@ -278,8 +289,11 @@ void ControlPlane::handle(Link &link, ctl::Message &&m) {
       return;
     }
     case MsgType::notice:
-      record_notice(m.seq, m.text);
+      // Forward before recording: once recorded, this process's collective may return the
+      // mismatch and the program exit, and a notice still unsent would be lost to the others
+      // (seen: rank 1 of 3 reported "rank 0 failed" after rank 2's notice reached rank 0).
       forward_notice(m.seq, m.text, &link);
+      record_notice(m.seq, m.text);
       return;
     case MsgType::leave:
       link.state = Link::State::left;
