@@ -352,10 +352,14 @@ void ControlPlane::lose(Link &link, const std::string &why) {
   const std::string text =
       cat("rank ", link.rank, " failed: its process on ", link.host,
           " exited or was killed (its connection to rank 0 closed: ", why, ")");
-  record_failure(link.rank, text);
+  // The others hear of it before this process's callers do: a program that exits on its error
+  // would otherwise take the news with it, and the others would name rank 0 instead. Claimed
+  // first, so that a send failing meanwhile does not make its rank the one named.
+  const bool first = claim_failure(link.rank, text);
   for (Link &other : links_)
     if (other.state != Link::State::gone)
       send(other, {ctl::MsgType::died, 0, 0, static_cast<uint32_t>(link.rank), text, {}});
+  if (first) publish_failure();
 }
 
 void ControlPlane::start_gather(int requester, uint64_t request_id, uint64_t seq) {
@@ -429,16 +433,27 @@ void ControlPlane::deliver(uint64_t request_id, std::vector<ctl::RankAnswer> ans
   changed_.notify_all();
 }
 
-void ControlPlane::record_failure(int rank, const std::string &text) {
+bool ControlPlane::claim_failure(int rank, const std::string &text) {
+  std::lock_guard lock(mutex_);
+  if (failed_rank_ >= 0) return false;
+  failed_rank_ = rank;
+  failure_text_ = text;
+  return true;
+}
+
+void ControlPlane::publish_failure() {
+  std::string text;
   {
     std::lock_guard lock(mutex_);
-    if (failed_rank_ >= 0) return;  // the first failure is the one every error names
-    failed_rank_ = rank;
-    failure_text_ = text;
+    text = failure_text_;
     changed_.notify_all();
   }
   failed_.store(true, std::memory_order_release);
   log(LogLevel::warn, text);
+}
+
+void ControlPlane::record_failure(int rank, const std::string &text) {
+  if (claim_failure(rank, text)) publish_failure();
 }
 
 void ControlPlane::record_notice(uint64_t seq, const std::string &text) {

@@ -107,6 +107,11 @@ class ControlPlane {
   void expire_gathers();
   void check_everyone_left();
   void deliver(uint64_t request_id, std::vector<ctl::RankAnswer> answers);
+  // The first failure is the one every error names. claim_failure takes that place without
+  // telling this process's callers yet (false: another failure had it); publish_failure tells
+  // them. record_failure does both.
+  bool claim_failure(int rank, const std::string &text);
+  void publish_failure();
   void record_failure(int rank, const std::string &text);
   void record_notice(uint64_t seq, const std::string &text);
   void forward_notice(uint64_t seq, const std::string &text, const Link *except);
