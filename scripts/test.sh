@@ -3,8 +3,8 @@
 # root, from the repository root:
 #   bash scripts/test.sh
 # Installs the Debian packages it needs (only those missing), configures ${BRAID_BUILD_DIR:-build}
-# (Ninja, ${BRAID_BUILD_TYPE:-RelWithDebInfo}, BRAID_WERROR=ON), builds everything and runs
-# `ctest -j2`. Exits non-zero on any build error or failed test. Safe to run again. Extra
+# (Ninja, ${BRAID_BUILD_TYPE:-RelWithDebInfo} with -g1, BRAID_WERROR=ON), builds everything and
+# runs `ctest -j2`. Exits non-zero on any build error or failed test. Safe to run again. Extra
 # arguments are passed to ctest (e.g. -L unit).
 set -euo pipefail
 
@@ -35,7 +35,11 @@ ensure_packages "${packages[@]}"
 # directory before (the quick start demo configures it as Release).
 build_type=${BRAID_BUILD_TYPE:-RelWithDebInfo}
 banner "braid tests: configure $build_dir ($build_type, BRAID_WERROR=ON)"
-configure -DCMAKE_BUILD_TYPE="$build_type" -DBRAID_WERROR=ON -DBRAID_BUILD_TESTS=ON
+# RelWithDebInfo with line tables only (-g1, CMake's default being -g): backtraces and perf still
+# name functions and lines, and the build takes about a quarter less time (CI's budget).
+lines_only="-O2 -g1 -DNDEBUG"
+configure -DCMAKE_BUILD_TYPE="$build_type" -DBRAID_WERROR=ON -DBRAID_BUILD_TESTS=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$lines_only" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$lines_only"
 
 banner "braid tests: build"
 cmake --build "$build_dir" --parallel "$(nproc)"
