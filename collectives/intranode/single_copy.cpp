@@ -132,11 +132,14 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   c.retrying = false;
   const bool single_is_best = c.ns_per_byte[1] < c.ns_per_byte[0];
   // Go on while the retried path still loses but got faster by a quarter than the call before
-  // (warming up): a warm path that loses costs two calls (64 MiB allgather: 22 then 20 ms on
-  // single copy against 10 on the windows).
+  // (warming up), or is within kCloseRetry of the path kept (it may still win once warm): a
+  // warm path that loses by more costs two calls (64 MiB allgather: 22 then 20 ms on single
+  // copy against 10 on the windows).
   const bool warming = r < 0.75 * c.last_retry;
+  const bool close = r < kCloseRetry * c.ns_per_byte[c.single_was_best ? 1 : 0];
   c.last_retry = r;
-  if (retried && single_is_best == c.single_was_best && c.burst + 1 < kRetryCalls && warming) {
+  if (retried && single_is_best == c.single_was_best && c.burst + 1 < kRetryCalls &&
+      (warming || close)) {
     ++c.burst;
     return;
   }

@@ -75,14 +75,21 @@ class CopyChooser {
   static constexpr uint32_t kExplore = 4;
   static constexpr uint32_t kLastRetry = 1024;
   // A retry is a burst of up to this many calls of the other path: the first only warms it
-  // up (not counted), the next are, cut short as soon as it wins or stops getting faster than
-  // the call before; its figure is the burst's fastest. On the 2-core EPYC VM the first
-  // process_vm_readv of pages not read that way lately costs 5-25x the steady figure
-  // (1 MiB: 1.2-1.9 ms, then 0.1-0.3, then 0.06), and the first windowed call after a run of
-  // single copies 20x (32-64 KiB: 76-94 us, then 3-5): one-call retries kept whichever path
+  // up (not counted), the next are, cut short as soon as it wins, or stops getting faster than
+  // the call before while more than kCloseRetry behind; its figure is the burst's fastest. On the
+  // 2-core EPYC VM the first process_vm_readv of pages not read that way lately costs 5-25x the
+  // steady figure (1 MiB: 1.2-1.9 ms, then 0.1-0.3, then 0.06), and the first windowed call after a
+  // run of single copies 20x (32-64 KiB: 76-94 us, then 3-5): one-call retries kept whichever path
   // came first, and auto stayed 13-40% behind the better forced path (2-rank allgather,
   // 1-4 MiB, in a slow spell).
   static constexpr uint32_t kRetryCalls = 5;
+  // A retry's call within this factor of the path kept does not end the burst even where it is
+  // no faster than the call before: on the VM, single copy warms up over four or five calls
+  // back to back, with plateaus (2-rank alltoall at 4 MiB after the windows: 1007, 553, 548,
+  // 463, 467, 425, 403, 357 us against the windows' 497-597), and its warmth fades within
+  // 3 ms of not running, busy or idle (a standalone process_vm_readv of 2 MiB: 600-700 us, then
+  // 160-280, 130-200, 120-140 steady). Stopped at the plateau, auto kept the windows.
+  static constexpr double kCloseRetry = 1.25;
   // What a retry that did not change the choice cost over the path kept (its calls' excess)
   // is at most this share of the calls until the next: a cold burst of single copy at 4 MiB
   // cost 9 ms, 30 windowed calls, so retries of it every 16-64 calls kept auto 40-60% behind
