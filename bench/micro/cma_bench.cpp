@@ -1,10 +1,13 @@
-// braid-micro-cma: what a single-copy path through cross-memory attach (process_vm_readv, the
-// CMA of Open MPI's and MPICH's shared-memory transports) would cost on this machine, next to
-// memcpy. It is why braid's node-local path copies through cache-sized shared windows (two
-// copies) or works in place on braid_mem_alloc buffers, and does not use CMA (docs/intranode.md).
+// braid-micro-cma: what a single copy through cross-memory attach (process_vm_readv, the CMA of
+// Open MPI's and MPICH's shared-memory transports, and of braid's node-local single copy,
+// collectives/intranode/single_copy.hpp) costs on this machine, next to memcpy.
 //
 //   cma_read/<bytes>/<chunk>   process_vm_readv of <bytes> from a peer process, <chunk> bytes
 //                              per call, into a buffer of <chunk> bytes (stays in cache)
+//   cma_read_after_pause/<bytes>/<pause_us>
+//                              one process_vm_readv of <bytes> into a buffer of <bytes>, after
+//                              <pause_us> us of spinning (not timed): how a path's cost depends
+//                              on how lately it ran, which CopyChooser's retries must allow for
 //   memcpy/<bytes>             memcpy of <bytes> between two buffers of this process
 //
 // The peer is forked at start; it allocates and writes its own buffer (its own pages, not pages
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -82,6 +86,26 @@ void bm_cma_read(benchmark::State &state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
 }
 
+void bm_cma_read_after_pause(benchmark::State &state) {
+  using Clock = std::chrono::steady_clock;
+  const auto bytes = static_cast<size_t>(state.range(0));
+  const auto pause = std::chrono::microseconds(state.range(1));
+  Bytes dst = page_aligned(bytes);
+  for (auto _ : state) {
+    // Spinning, not sleeping: the core stays busy, so what fades is not a sleeping core's.
+    for (const auto until = Clock::now() + pause; Clock::now() < until;) {
+    }
+    iovec local{dst.get(), bytes};
+    iovec remote{reinterpret_cast<void *>(g_peer.buffer), bytes};
+    const auto start = Clock::now();
+    if (process_vm_readv(g_peer.pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(bytes))
+      return state.SkipWithError("process_vm_readv failed (ptrace permission, seccomp?)");
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - start).count());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
+}
+
 void bm_memcpy(benchmark::State &state) {
   const auto bytes = static_cast<size_t>(state.range(0));
   Bytes src = page_aligned(bytes), dst = page_aligned(bytes);
@@ -104,6 +128,10 @@ int main(int argc, char **argv) {
       benchmark::RegisterBenchmark("cma_read", bm_cma_read)->Args({bytes, chunk});
     benchmark::RegisterBenchmark("memcpy", bm_memcpy)->Arg(bytes);
   }
+  for (int64_t pause : {0, 300, 1000, 3000, 10000})
+    benchmark::RegisterBenchmark("cma_read_after_pause", bm_cma_read_after_pause)
+        ->Args({int64_t{2} << 20, pause})
+        ->UseManualTime();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   benchmark::RunSpecifiedBenchmarks();
