@@ -86,9 +86,10 @@ class CopyChooser {
   // A retry's call within this factor of the path kept does not end the burst even where it is
   // no faster than the call before: on the VM, single copy warms up over four or five calls
   // back to back, with plateaus (2-rank alltoall at 4 MiB after the windows: 1007, 553, 548,
-  // 463, 467, 425, 403, 357 us against the windows' 497-597), and its warmth fades within
-  // 3 ms of not running, busy or idle (a standalone process_vm_readv of 2 MiB: 600-700 us, then
-  // 160-280, 130-200, 120-140 steady). Stopped at the plateau, auto kept the windows.
+  // 463, 467, 425, 403, 357 us against the windows' 497-597), and its warmth fades within a
+  // few ms of not running, busy or idle (braid-micro-cma's cma_read_after_pause, 2 MiB:
+  // 139-159 us back to back, 355-539 after 3 ms of spinning). Stopped at the plateau, auto
+  // kept the windows.
   static constexpr double kCloseRetry = 1.25;
   // What a retry that did not change the choice cost over the path kept (its calls' excess)
   // is at most this share of the calls until the next: a cold burst of single copy at 4 MiB
