@@ -136,10 +136,10 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   // warm path that loses by more costs two calls (64 MiB allgather: 22 then 20 ms on single
   // copy against 10 on the windows).
   const bool warming = r < 0.75 * c.last_retry;
-  const bool close = r < kCloseRetry * c.ns_per_byte[c.single_was_best ? 1 : 0];
+  const bool near_kept = r < kCloseRetry * c.ns_per_byte[c.single_was_best ? 1 : 0];
   c.last_retry = r;
   if (retried && single_is_best == c.single_was_best && c.burst + 1 < kRetryCalls &&
-      (warming || close)) {
+      (warming || near_kept)) {
     ++c.burst;
     return;
   }
