@@ -42,6 +42,7 @@ void check_buffer(Comm &comm, const char *what, const char *name, const void *p,
   if (p == nullptr && bytes > 0)
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": ", name, " is NULL with ",
          bytes, " bytes to ", name[0] == 's' ? "send" : "receive");
+  check_range(comm, what, name, p, bytes);
 }
 
 // Buffers that overlap without being the in-place form are refused: the result would depend
@@ -101,7 +102,7 @@ std::shared_ptr<coll::Collective> start_reduce(Comm &comm, const void *sendbuf, 
     if (sendbuf != recvbuf) check_overlap(comm, what, sendbuf, bytes, recvbuf, bytes);
   }
   if (comm.size == 1) {
-    if (sendbuf != recvbuf) std::memcpy(recvbuf, sendbuf, bytes);
+    reduce_alone(recvbuf, sendbuf, count, a.dtype, a.op);
     return nullptr;
   }
   if (!is_root) a.recvbuf = nullptr;  // ignored off the root
@@ -169,7 +170,7 @@ std::shared_ptr<coll::Collective> start_reduce_scatter(Comm &comm, const void *s
   const char *own = static_cast<const char *>(sendbuf) + static_cast<size_t>(comm.rank) * block;
   if (recvbuf != own) check_overlap(comm, what, sendbuf, total, recvbuf, block);
   if (comm.size == 1) {
-    if (recvbuf != own) std::memcpy(recvbuf, own, block);
+    reduce_alone(recvbuf, own, recvcount, a.dtype, a.op);
     return nullptr;
   }
   return launch(comm, a);
@@ -214,20 +215,17 @@ std::shared_ptr<coll::Collective> start_alltoallv(Comm &comm, const void *sendbu
   check_buffer(comm, what, "recvbuf", recvbuf, recv_span);
   check_overlap(comm, what, sendbuf, send_span, recvbuf, recv_span);
   const auto me = static_cast<size_t>(comm.rank);
+  if (sendcounts[me] != recvcounts[me])
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": sendcounts[", comm.rank,
+         "] is ", sendcounts[me], " but recvcounts[", comm.rank, "] is ", recvcounts[me],
+         " (what this rank sends itself)");
   if (comm.size == 1) {
-    if (sendcounts[0] != recvcounts[0])
-      fail(BRAID_ERR_MISMATCH, "rank 0: alltoallv: sendcounts[0] is ", sendcounts[0],
-           " but recvcounts[0] is ", recvcounts[0]);
     if (sendcounts[0] > 0)
       std::memcpy(static_cast<char *>(recvbuf) + rdispls[0] * a.elem_size,
                   static_cast<const char *>(sendbuf) + sdispls[0] * a.elem_size,
                   sendcounts[0] * a.elem_size);
     return nullptr;
   }
-  if (sendcounts[me] != recvcounts[me])
-    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": sendcounts[", comm.rank,
-         "] is ", sendcounts[me], " but recvcounts[", comm.rank, "] is ", recvcounts[me],
-         " (what this rank sends itself)");
   // Every rank takes part even with nothing to send or receive: the others' zero-byte messages
   // to and from it are how they know it had nothing.
   return launch(comm, a);

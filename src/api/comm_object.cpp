@@ -10,6 +10,7 @@
 #include "error.hpp"
 #include "intranode/inline_call.hpp"
 #include "kernels/dtype.hpp"
+#include "kernels/reduce_kernels.hpp"
 #include "log.hpp"
 
 namespace braid::detail {
@@ -42,6 +43,21 @@ size_t checked_bytes(Comm &comm, const char *what, size_t count, int dtype) {
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": count ", count, " of ",
          coll::dtype_name(static_cast<braid_dtype_t>(dtype)), " overflows size_t");
   return count * es;
+}
+
+void check_range(Comm &comm, const char *what, const char *name, const void *p, size_t bytes) {
+  if (p != nullptr && bytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(p))
+    fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": ", name, " + ", bytes,
+         " bytes runs past the end of the address space");
+}
+
+void reduce_alone(void *dst, const void *src, size_t count, braid_dtype_t dtype, braid_op_t op) {
+  if (op == BRAID_LAND || op == BRAID_LOR || op == BRAID_LXOR) {
+    // x LOR x is (x != 0), which is what one contribution gives under each of the three.
+    coll::reduce(dst, src, src, count, dtype, BRAID_LOR);
+    return;
+  }
+  if (dst != src) std::memcpy(dst, src, count * coll::dtype_size(dtype));
 }
 
 // A call with nothing to send still takes its sequence number and is published, so a rank
@@ -153,6 +169,8 @@ std::shared_ptr<coll::Collective> start_allreduce(Comm &comm, const void *sendbu
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank,
          ": allreduce: ", sendbuf == nullptr ? "sendbuf" : "recvbuf", " is NULL with count ",
          count);
+  check_range(comm, "allreduce", "sendbuf", sendbuf, bytes);
+  check_range(comm, "allreduce", "recvbuf", recvbuf, bytes);
   const auto *s = static_cast<const char *>(sendbuf);
   const auto *r = static_cast<const char *>(recvbuf);
   if (s != r && s < r + bytes && r < s + bytes)
@@ -167,7 +185,7 @@ std::shared_ptr<coll::Collective> start_allreduce(Comm &comm, const void *sendbu
   args.op = static_cast<braid_op_t>(op);
   args.elem_size = coll::dtype_size(args.dtype);
   if (comm.size == 1) {
-    if (s != r) std::memcpy(recvbuf, sendbuf, bytes);
+    reduce_alone(recvbuf, sendbuf, count, args.dtype, args.op);
     return nullptr;
   }
   return launch(comm, args);
@@ -189,6 +207,8 @@ std::shared_ptr<coll::Collective> start_broadcast(Comm &comm, void *buf, size_t 
   if (buf == nullptr)
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": broadcast: buf is NULL with count ",
          count);
+  check_range(comm, "broadcast", "buf", buf,
+              count * coll::dtype_size(static_cast<braid_dtype_t>(dtype)));
   if (comm.size == 1) return nullptr;
   coll::CollArgs args;
   args.kind = coll::CollKind::broadcast;

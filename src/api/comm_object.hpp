@@ -96,6 +96,12 @@ class Comm {
 // The bytes of `count` elements of `dtype`; throws INVALID_ARGUMENT for an unknown dtype or an
 // overflow, naming the rank and `what` (the collective).
 size_t checked_bytes(Comm &comm, const char *what, size_t count, int dtype);
+// Throws INVALID_ARGUMENT when `bytes` from `p` would run past the end of the address space
+// (a count that fits in size_t but not in memory), naming `name` (sendbuf, recvbuf, buf).
+void check_range(Comm &comm, const char *what, const char *name, const void *p, size_t bytes);
+// What a reduction over a one-rank communicator leaves in `dst`: this rank's `count` elements
+// of `src` as the op gives one contribution (the logical ops 0 or 1, the others the value).
+void reduce_alone(void *dst, const void *src, size_t count, braid_dtype_t dtype, braid_op_t op);
 // A call with nothing to send: it still takes its sequence number and is published.
 std::shared_ptr<coll::Collective> empty_call(Comm &comm, const coll::CollArgs &args);
 // Picks the algorithm for validated arguments and starts it.

@@ -36,7 +36,7 @@ long mismatch_at(const unsigned char *buf, size_t bytes, int r, int j) {
 // The reduction over every rank of input element i (input_value is exact in every dtype).
 // For AVG (integer dtypes here) the sum divided by the rank count, truncated toward zero.
 int64_t reduced(braid_dtype_t dt, braid_op_t op, size_t i) {
-  int64_t acc = input_value(dt, op, 0, i);
+  int64_t acc = alone(op, input_value(dt, op, 0, i));
   for (int r = 1; r < size(); ++r) acc = combine(op, acc, input_value(dt, op, r, i));
   return op == BRAID_AVG ? acc / size() : acc;
 }

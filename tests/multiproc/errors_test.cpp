@@ -1,5 +1,6 @@
 // Bad input fails at once on the calling rank with BRAID_ERR_INVALID_ARGUMENT and a message that
 // names the problem, and the communicator stays usable afterwards.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,38 @@ TEST(Errors, OverlappingBuffersAndBadHandles) {
   expect_invalid(braid_wait(nullptr), "NULL request");
   EXPECT_EQ(braid_comm_rank(nullptr), -1);
   EXPECT_EQ(braid_comm_size(nullptr), -1);
+  expect_still_usable();
+}
+
+// What a rank sends itself must be what it receives from itself: its own mistake, refused on
+// the calling rank at any size (a one-rank communicator too, which has no peer to disagree).
+TEST(Errors, AlltoallvSelfCountsThatDifferAreRefused) {
+  const auto n = static_cast<size_t>(size());
+  const auto me = static_cast<size_t>(rank());
+  std::vector<size_t> sendcounts(n, 1), recvcounts(n, 1), displs(n);
+  for (size_t r = 0; r < n; ++r) displs[r] = 2 * r;
+  sendcounts[me] = 2;
+  std::vector<int32_t> in(2 * n), out(2 * n);
+  expect_invalid(braid_alltoallv(in.data(), sendcounts.data(), displs.data(), out.data(),
+                                 recvcounts.data(), displs.data(), BRAID_INT32, world()),
+                 "sendcounts[" + std::to_string(rank()) + "] is 2 but recvcounts[" +
+                     std::to_string(rank()) + "] is 1");
+  expect_still_usable();
+}
+
+// A count that fits in size_t but, from where the buffer starts, not in the address space: the
+// same on every rank, so every rank refuses it.
+TEST(Errors, BufferPastTheEndOfTheAddressSpace) {
+  std::vector<uint16_t> v(64);
+  const size_t huge = SIZE_MAX / 2;  // SIZE_MAX - 1 bytes of uint16
+  expect_invalid(braid_allreduce(v.data(), v.data(), huge, BRAID_UINT16, BRAID_SUM, world()),
+                 "runs past the end of the address space");
+  expect_invalid(braid_broadcast(v.data(), huge, BRAID_UINT16, 0, world()),
+                 "runs past the end of the address space");
+  // size() blocks of uint16 still fit in size_t, not after v.data().
+  expect_invalid(
+      braid_alltoall(v.data(), v.data(), huge / static_cast<size_t>(size()), BRAID_UINT16, world()),
+      "runs past the end of the address space");
   expect_still_usable();
 }
 

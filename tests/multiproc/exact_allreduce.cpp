@@ -45,7 +45,7 @@ void check_allreduce(braid_dtype_t dt, braid_op_t op, size_t count, bool in_plac
   std::vector<unsigned char> in(count * es), out(count * es, 0xcd), expected(count * es);
   for (size_t i = 0; i < count; ++i) store(dt, in.data(), i, input_value(dt, op, rank(), i));
   for (size_t i = share.first; i < share.last; ++i) {
-    int64_t acc = input_value(dt, op, 0, i);
+    int64_t acc = alone(op, input_value(dt, op, 0, i));
     for (int r = 1; r < n; ++r) acc = combine(op, acc, input_value(dt, op, r, i));
     store(dt, expected.data(), i, acc);
   }

@@ -96,6 +96,10 @@ int64_t combine(braid_op_t op, int64_t a, int64_t b) {
   return 0;
 }
 
+int64_t alone(braid_op_t op, int64_t v) {
+  return op == BRAID_LAND || op == BRAID_LOR || op == BRAID_LXOR ? int64_t{v != 0} : v;
+}
+
 int64_t input_value(braid_dtype_t dt, braid_op_t op, int r, size_t i) {
   const bool is_unsigned =
       dt == BRAID_UINT8 || dt == BRAID_UINT16 || dt == BRAID_UINT32 || dt == BRAID_UINT64;

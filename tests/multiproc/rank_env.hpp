@@ -52,5 +52,8 @@ bool is_integer(braid_dtype_t dt);
 // The reference for op over two values as the kernels define it (sum/prod wrap, logical ops
 // give 0 or 1); AVG is SUM here (the division comes last).
 int64_t combine(braid_op_t op, int64_t a, int64_t b);
+// What one contribution reduces to (a one-rank communicator's result): the logical ops give
+// 0 or 1 there too, every other op the value itself.
+int64_t alone(braid_op_t op, int64_t v);
 
 }  // namespace mp

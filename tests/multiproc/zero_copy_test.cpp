@@ -87,7 +87,7 @@ TEST(ZeroCopy, EveryDtypeAndOpAtOffsetsInsideRegions) {
       std::vector<unsigned char> expected(count * es);
       for (size_t i = 0; i < count; ++i) {
         store(dt, send, i, input_value(dt, op, rank(), i));
-        int64_t acc = input_value(dt, op, 0, i);
+        int64_t acc = alone(op, input_value(dt, op, 0, i));
         for (int r = 1; r < size(); ++r) acc = combine(op, acc, input_value(dt, op, r, i));
         store(dt, expected.data(), i, acc);
       }
