@@ -104,12 +104,14 @@ braid::detail::Comm &request_comm(braid_request_t r) {
 braid_result_t complete(braid_request_t *req) {
   braid_request_t r = *req;
   *req = nullptr;
-  if (live(r->handle) && r->handle->comm == r->comm) --r->comm->open_requests;
+  const bool alive = live(r->handle) && r->handle->comm == r->comm;
+  if (alive) --r->comm->open_requests;
   braid_result_t rc = BRAID_SUCCESS;
   std::string message;
   if (r->collective && r->collective->result() != BRAID_SUCCESS) {
     rc = r->collective->result();
     message = r->collective->message();
+    if (alive) r->comm->failed = true;
   }
   delete r;
   return rc == BRAID_SUCCESS ? rc : record(rc, std::move(message));

@@ -110,12 +110,13 @@ std::shared_ptr<coll::Collective> launch(Comm &comm, coll::CollArgs args) {
   return comm.scheduler->start(label, choice.algorithm->fn, args, seq);
 }
 
-Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_)
+Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_, uint64_t tag_)
     : process(p),
       members(std::move(members_)),
       rank(rank_),
       size(static_cast<int>(members.size())),
-      context(context_) {
+      context(context_),
+      tag(tag_) {
   // Until attach_node: no node-local path, the flat algorithms only.
   node = std::make_unique<CommNode>();
   node->topology = coll::Topology::flat(size);
@@ -127,7 +128,7 @@ Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_)
       nullptr, is_world ? nullptr : members.data(), context);
   if (p.control) {
     p.control->attach(context, &calls);
-    watch = std::make_unique<ControlWatch>(*p.control, context, members, rank);
+    watch = std::make_unique<ControlWatch>(*p.control, context, tag, members, rank);
     scheduler->set_watch(watch.get());
   }
   scheduler->set_idle_hook([this] {
@@ -137,7 +138,7 @@ Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_)
 
 Comm::~Comm() {
   scheduler.reset();
-  if (process.control) process.control->detach(context);
+  if (process.control) process.control->detach(context, &calls);
 }
 
 void Comm::attach_node(std::unique_ptr<CommNode> n) {
@@ -231,7 +232,9 @@ std::shared_ptr<coll::Collective> start_barrier(Comm &comm) {
 void finish(Comm &comm, const std::shared_ptr<coll::Collective> &c) {
   if (!c) return;
   comm.scheduler->wait(*c);
-  if (c->result() != BRAID_SUCCESS) throw Failure(c->result(), c->message());
+  if (c->result() == BRAID_SUCCESS) return;
+  comm.failed = true;
+  throw Failure(c->result(), c->message());
 }
 
 }  // namespace braid::detail

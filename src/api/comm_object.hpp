@@ -26,8 +26,8 @@ namespace braid::detail {
 
 class Comm {
  public:
-  // `members[r]`: the world rank of communicator rank r; this rank is `rank`.
-  Comm(Process &process, std::vector<int> members, int rank, uint32_t context);
+  // `members[r]`: the world rank of communicator rank r; this rank is `rank`; `tag` as below.
+  Comm(Process &process, std::vector<int> members, int rank, uint32_t context, uint64_t tag = 0);
   Comm(const Comm &) = delete;
   Comm &operator=(const Comm &) = delete;
   ~Comm();
@@ -58,6 +58,9 @@ class Comm {
   const int rank;
   const int size;
   const uint32_t context;
+  // Tells this communicator apart from the others with its context id, alike on its members
+  // (0 for the world): the control plane's notices carry it (split_tag, comm_split.cpp).
+  const uint64_t tag;
   std::unique_ptr<CommNode> node;
   // The last selection made for each kind: applications repeat the same calls, and choosing
   // costs as much as a small node-local call (a benchmark's barrier between calls used to
@@ -72,6 +75,10 @@ class Comm {
   std::array<LastChoice, coll::kKindCount> last_choice;
   uint64_t next_seq = 0;
   size_t open_requests = 0;  // non-blocking calls not yet completed through wait/test
+  // A collective on it failed here: messages of that call may still be on their way or
+  // unmatched, and would match the same call of a later communicator given this context id, so
+  // the id is not given back when it is freed (Process::destroy).
+  bool failed = false;
   // Set while a blocking call starts (BlockingCall): a small node-local one may then complete
   // inline (intranode/inline_call.hpp); a non-blocking one must return without waiting.
   bool blocking_call = false;

@@ -53,6 +53,26 @@ int agree_on_context(Comm &parent) {
   }
 }
 
+// What tells a child apart from every other communicator with its context id, alike on its
+// members. Ids are unique only among one rank's live communicators: the children of one split
+// with different colors share theirs, and a freed child's id is given again. So: the parent's
+// tag, the parent's call number at this split (no two splits of a parent share it; every parent
+// rank made the same calls) and the members (no two children of a split share them). Without
+// it, a mismatch notice about one child's call #0 failed the other's #0 (and a later dup's).
+uint64_t split_tag(const Comm &parent, const std::vector<int> &members) {
+  uint64_t h = parent.tag;
+  auto mix = [&h](uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+  };
+  mix(parent.context);
+  mix(parent.next_seq);
+  for (int m : members) mix(static_cast<uint64_t>(m));
+  return h;
+}
+
 }  // namespace
 
 Comm *split(Comm &parent, int color, int key) {
@@ -65,7 +85,8 @@ Comm *split(Comm &parent, int color, int key) {
   if (context < 0)
     fail(BRAID_ERR_UNSUPPORTED, "rank ", parent.rank, ": comm_split: every one of the ",
          coll::Scheduler::kMaxContexts,
-         " context ids is in use by some rank; free communicators first");
+         " context ids is in use by some rank; free communicators first (one on which a "
+         "collective failed keeps its id until braid_finalize)");
   if (color == BRAID_UNDEFINED) {
     parent.process.release_context(static_cast<size_t>(context));
     // The children's node setup agrees over the parent (setup_comm_node calls agree twice).
@@ -88,7 +109,8 @@ Comm *split(Comm &parent, int color, int key) {
     members.push_back(parent.members[static_cast<size_t>(r)]);
   }
   Process &p = parent.process;
-  Comm *child = &p.add(std::make_unique<Comm>(p, members, me, static_cast<uint32_t>(context)));
+  Comm *child = &p.add(std::make_unique<Comm>(p, members, me, static_cast<uint32_t>(context),
+                                              split_tag(parent, members)));
   try {
     // The child's channel takes a region of the node segment the world's setup made.
     child->attach_node(setup_comm_node(p.nodes, p.node_pool, &p.world_node_map, members, me,

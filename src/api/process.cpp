@@ -50,7 +50,7 @@ void Process::destroy(Comm *comm) {
   std::unique_ptr<Comm> doomed;
   {
     std::lock_guard lock(mutex);
-    used_contexts.reset(comm->context);
+    if (!comm->failed) used_contexts.reset(comm->context);
     for (std::unique_ptr<Comm> &c : comms)
       if (c.get() == comm) doomed = std::move(c);
     std::erase(comms, nullptr);

@@ -65,9 +65,9 @@ void ControlPlane::attach(uint32_t context, const CallLog *log) {
   logs_[context] = log;
 }
 
-void ControlPlane::detach(uint32_t context) {
+void ControlPlane::detach(uint32_t context, const CallLog *log) {
   std::lock_guard lock(logs_mutex_);
-  logs_.erase(context);
+  if (auto it = logs_.find(context); it != logs_.end() && it->second == log) logs_.erase(it);
 }
 
 CallLookup ControlPlane::lookup(uint64_t key) const {
@@ -101,11 +101,11 @@ std::optional<std::vector<ctl::RankAnswer>> ControlPlane::query(uint64_t seq, do
   return answers;
 }
 
-void ControlPlane::announce(uint64_t seq, const std::string &text, double timeout_s) {
+void ControlPlane::announce(uint64_t seq, uint64_t tag, const std::string &text, double timeout_s) {
   if (size_ == 1) return;
   std::unique_lock lock(mutex_);
   if (done_ || root_gone_) return;
-  commands_.push_back({Command::Kind::notice, 0, seq, text});
+  commands_.push_back({Command::Kind::notice, tag, seq, text});
   const uint64_t mine = ++notices_queued_;
   lock.unlock();
   wake();
@@ -114,16 +114,19 @@ void ControlPlane::announce(uint64_t seq, const std::string &text, double timeou
   changed_.wait_until(lock, until, [&] { return notices_sent_ >= mine || done_ || root_gone_; });
 }
 
-std::optional<std::string> ControlPlane::notice_for(uint64_t seq) const {
+std::optional<std::string> ControlPlane::notice_for(uint64_t seq, uint64_t tag) const {
   std::lock_guard lock(mutex_);
-  auto it = notices_.find(seq);
+  auto it = notices_.find({seq, tag});
   if (it == notices_.end()) return std::nullopt;
   return it->second;
 }
 
-std::vector<std::pair<uint64_t, std::string>> ControlPlane::notices() const {
+std::vector<std::pair<uint64_t, std::string>> ControlPlane::notices(uint64_t tag) const {
   std::lock_guard lock(mutex_);
-  return {notices_.begin(), notices_.end()};
+  std::vector<std::pair<uint64_t, std::string>> out;
+  for (const auto &[key, text] : notices_)
+    if (key.second == tag) out.emplace_back(key.first, text);
+  return out;
 }
 
 std::string ControlPlane::leave(double timeout_s) {
@@ -190,10 +193,10 @@ void ControlPlane::run_commands() {
         // Sent before recorded, as in handle(): another thread's collective could otherwise
         // return on it and the program exit first.
         if (rank_ == 0)
-          forward_notice(c.seq, c.text, nullptr);
+          forward_notice(c.seq, c.id, c.text, nullptr);
         else
-          send(links_[0], {ctl::MsgType::notice, 0, c.seq, 0, c.text, {}});
-        record_notice(c.seq, c.text);
+          send(links_[0], {ctl::MsgType::notice, c.id, c.seq, 0, c.text, {}});
+        record_notice(c.seq, c.id, c.text);
         {
           std::lock_guard lock(mutex_);
           ++notices_sent_;
@@ -258,7 +261,7 @@ void ControlPlane::handle(Link &link, ctl::Message &&m) {
         record_failure(static_cast<int>(m.rank), m.text);
         return;
       case MsgType::notice:
-        record_notice(m.seq, m.text);
+        record_notice(m.seq, m.id, m.text);
         return;
       case MsgType::bye: {
         std::lock_guard lock(mutex_);
@@ -292,8 +295,8 @@ void ControlPlane::handle(Link &link, ctl::Message &&m) {
       // Forward before recording: once recorded, this process's collective may return the
       // mismatch and the program exit, and a notice still unsent would be lost to the others
       // (seen: rank 1 of 3 reported "rank 0 failed" after rank 2's notice reached rank 0).
-      forward_notice(m.seq, m.text, &link);
-      record_notice(m.seq, m.text);
+      forward_notice(m.seq, m.id, m.text, &link);
+      record_notice(m.seq, m.id, m.text);
       return;
     case MsgType::leave:
       link.state = Link::State::left;
@@ -456,10 +459,10 @@ void ControlPlane::record_failure(int rank, const std::string &text) {
   if (claim_failure(rank, text)) publish_failure();
 }
 
-void ControlPlane::record_notice(uint64_t seq, const std::string &text) {
+void ControlPlane::record_notice(uint64_t seq, uint64_t tag, const std::string &text) {
   {
     std::lock_guard lock(mutex_);
-    if (!notices_.emplace(seq, text).second) return;
+    if (!notices_.emplace(std::make_pair(seq, tag), text).second) return;
     log(LogLevel::info, "control plane: notice about call #", key_seq(seq), " of context ",
         key_context(seq), ": ", text);
     // Only the recent past matters: a notice is for collectives still in flight.
@@ -468,10 +471,11 @@ void ControlPlane::record_notice(uint64_t seq, const std::string &text) {
   notices_gen_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-void ControlPlane::forward_notice(uint64_t seq, const std::string &text, const Link *except) {
+void ControlPlane::forward_notice(uint64_t seq, uint64_t tag, const std::string &text,
+                                  const Link *except) {
   for (Link &l : links_)
     if (&l != except && l.state != Link::State::gone)
-      send(l, {ctl::MsgType::notice, 0, seq, 0, text, {}});
+      send(l, {ctl::MsgType::notice, tag, seq, 0, text, {}});
 }
 
 ControlPlane::Link *ControlPlane::link_of(int rank) {

@@ -44,7 +44,8 @@ class ControlPlane {
   // named by call_key(context, seq) everywhere below; a context this rank does not know (not a
   // member, not created yet, freed) answers "not entered".
   void attach(uint32_t context, const CallLog *log);
-  void detach(uint32_t context);
+  // Only `log`'s attachment: the context id may already serve a newer communicator.
+  void detach(uint32_t context, const CallLog *log);
 
   // True once some rank's process is known to be gone. One atomic load.
   bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
@@ -57,16 +58,18 @@ class ControlPlane {
   std::optional<std::vector<ctl::RankAnswer>> query(uint64_t seq, double timeout_s);
 
   // Tells every rank that the ranks disagreed about #seq (so ranks still waiting in it fail
-  // at once rather than at their own suspicion check). Returns once the notice has been
-  // written to the control connections (or after timeout_s): a rank that exits right after
-  // its error must not leave the others to see only that it is gone.
-  void announce(uint64_t seq, const std::string &text, double timeout_s = 1.0);
+  // at once rather than at their own suspicion check). `tag` names the communicator beyond its
+  // context id (CommTag): disjoint communicators share ids, and a freed one's id is reused. Returns
+  // once the notice has been written to the control connections (or after timeout_s): a rank that
+  // exits right after its error must not leave the others to see only that it is gone.
+  void announce(uint64_t seq, uint64_t tag, const std::string &text, double timeout_s = 1.0);
   // Bumped at every notice received; cheap to poll.
   uint64_t notice_generation() const noexcept {
     return notices_gen_.load(std::memory_order_acquire);
   }
-  std::optional<std::string> notice_for(uint64_t seq) const;
-  std::vector<std::pair<uint64_t, std::string>> notices() const;
+  std::optional<std::string> notice_for(uint64_t seq, uint64_t tag) const;
+  // Every notice kept, for communicator `tag`: (call key, text).
+  std::vector<std::pair<uint64_t, std::string>> notices(uint64_t tag) const;
 
   // Finalize: tells rank 0 this rank is done and waits (up to timeout_s) until every rank has
   // left or failed. Returns "" or why it stopped waiting.
@@ -82,7 +85,7 @@ class ControlPlane {
   };
   struct Command {
     enum class Kind { query, notice, leave } kind;
-    uint64_t id = 0;
+    uint64_t id = 0;  // query: the request; notice: the communicator's tag
     uint64_t seq = 0;
     std::string text;
   };
@@ -113,8 +116,8 @@ class ControlPlane {
   bool claim_failure(int rank, const std::string &text);
   void publish_failure();
   void record_failure(int rank, const std::string &text);
-  void record_notice(uint64_t seq, const std::string &text);
-  void forward_notice(uint64_t seq, const std::string &text, const Link *except);
+  void record_notice(uint64_t seq, uint64_t tag, const std::string &text);
+  void forward_notice(uint64_t seq, uint64_t tag, const std::string &text, const Link *except);
   Link *link_of(int rank);
   void wake();
 
@@ -135,7 +138,7 @@ class ControlPlane {
   std::condition_variable changed_;
   std::vector<Command> commands_;
   std::map<uint64_t, std::vector<ctl::RankAnswer>> results_;
-  std::map<uint64_t, std::string> notices_;
+  std::map<std::pair<uint64_t, uint64_t>, std::string> notices_;  // by (call key, tag)
   std::string failure_text_;
   int failed_rank_ = -1;
   uint64_t next_request_ = 1;

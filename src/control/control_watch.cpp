@@ -80,7 +80,7 @@ std::vector<std::string> call_differences(int me, const std::vector<ctl::RankAns
 
 std::vector<std::pair<uint64_t, std::string>> ControlWatch::notices() const {
   std::vector<std::pair<uint64_t, std::string>> mine;
-  for (auto &[key, text] : control_.notices())
+  for (auto &[key, text] : control_.notices(tag_))
     if (key_context(key) == context_) mine.emplace_back(key_seq(key), std::move(text));
   return mine;
 }
@@ -126,7 +126,7 @@ std::optional<Failure> ControlWatch::diagnose(const coll::CallLabel &label, bool
     std::string text = cat("ranks disagree about ", call_name((*answers)[me].sig), ": ");
     for (size_t i = 0; i < diffs.size() && i < 4; ++i) text += (i ? "; " : "") + diffs[i];
     if (diffs.size() > 4) text += cat("; and ", diffs.size() - 4, " more");
-    control_.announce(key, text);
+    control_.announce(key, tag_, text);
     return Failure(BRAID_ERR_MISMATCH, text);
   }
   if (!timed_out) return std::nullopt;

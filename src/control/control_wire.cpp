@@ -170,6 +170,7 @@ std::vector<uint8_t> encode_payload(const Message &m) {
       break;
     case MsgType::notice:
       w.u64(m.seq);
+      w.u64(m.id);
       w.text(m.text, kMaxTextBytes);
       break;
     case MsgType::leave:
@@ -232,6 +233,7 @@ std::optional<Message> decode_payload(uint32_t type, std::span<const uint8_t> pa
       break;
     case MsgType::notice:
       m.seq = r.u64();
+      m.id = r.u64();
       m.text = r.text(kMaxTextBytes);
       break;
     case MsgType::leave:

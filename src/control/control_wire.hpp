@@ -22,7 +22,7 @@ enum class MsgType : uint32_t {
   answer = 18,  // rank -> 0: {id, RankAnswer}
   report = 19,  // 0 -> rank: the answer to its query {id, RankAnswer per rank}
   died = 20,    // 0 -> rank: rank R failed {rank, text}
-  notice = 21,  // both ways: ranks disagreed about #seq {seq, text}
+  notice = 21,  // both ways: ranks disagreed about #seq {seq, tag (id), text}
   leave = 22,   // rank -> 0: finalize reached (empty)
   bye = 23,     // 0 -> rank: every rank has left or failed (empty)
 };
@@ -59,7 +59,7 @@ RankAnswer from_lookup(int rank, const CallLookup &lookup);
 
 struct Message {
   MsgType type = MsgType::leave;
-  uint64_t id = 0;                  // query, ask, answer, report
+  uint64_t id = 0;                  // query, ask, answer, report; notice: the communicator's tag
   uint64_t seq = 0;                 // query, ask, notice
   uint32_t rank = 0;                // died
   std::string text;                 // died, notice

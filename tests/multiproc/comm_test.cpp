@@ -187,6 +187,50 @@ TEST(Comm, FreeRules) {
   EXPECT_EQ(braid_comm_free(&stale), BRAID_ERR_INVALID_ARGUMENT);
 }
 
+// A mismatch is told to every rank under the call's context id and number. Context ids are
+// given again once freed, and children of one split with different colors share theirs: the
+// notice must fail only the call it is about, not another communicator's call with that
+// context and number.
+int32_t mismatched_allreduce(braid_comm_t c) {
+  int32_t v[2] = {1, 1};
+  return braid_allreduce(v, v, braid_comm_rank(c) == 0 ? 1 : 2, BRAID_INT32, BRAID_SUM, c);
+}
+
+TEST(Comm, AMismatchIsNotHeldAgainstTheNextCommunicatorWithItsContext) {
+  if (size() < 2) GTEST_SKIP() << "a mismatch needs two ranks";
+  braid_comm_t c = nullptr;
+  ASSERT_EQ(braid_comm_dup(world(), &c), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_EQ(mismatched_allreduce(c), BRAID_ERR_MISMATCH) << braid_last_error();
+  ASSERT_EQ(braid_comm_free(&c), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_barrier(world()), BRAID_SUCCESS) << braid_last_error();
+  // Call #0 of a new dup, with rank 0's side of the failed call (1 element of 1): its
+  // message, unmatched over the transport, must not be taken for this call's.
+  Owned again;
+  ASSERT_EQ(braid_comm_dup(world(), &again.c), BRAID_SUCCESS) << braid_last_error();
+  int32_t x = 10 + rank();
+  ASSERT_EQ(braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, again.c), BRAID_SUCCESS)
+      << braid_last_error();
+  EXPECT_EQ(x, 10 * size() + size() * (size() - 1) / 2);
+}
+
+TEST(Comm, AMismatchInOneChildIsNotHeldAgainstItsSiblings) {
+  if (size() < 4) GTEST_SKIP() << "two children of two ranks each";
+  Owned pair;  // {0, 1}, {2, 3}, ...: one context id for all of them
+  ASSERT_EQ(braid_comm_split(world(), rank() / 2, rank(), &pair.c), BRAID_SUCCESS)
+      << braid_last_error();
+  if (rank() < 2) {
+    EXPECT_EQ(mismatched_allreduce(pair.c), BRAID_ERR_MISMATCH) << braid_last_error();
+  }
+  // The notice about {0, 1}'s call #0 has reached every rank by now, or nearly.
+  ASSERT_EQ(braid_barrier(world()), BRAID_SUCCESS) << braid_last_error();
+  if (rank() < 2) return;
+  int32_t x = rank();
+  ASSERT_EQ(braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, pair.c), BRAID_SUCCESS)
+      << braid_last_error();
+  const int first = rank() / 2 * 2;
+  EXPECT_EQ(x, braid_comm_size(pair.c) == 2 ? 2 * first + 1 : first);
+}
+
 TEST(Comm, CreateAndFreeInALoop) {
   // Context ids and node segments are given back: far more communicators than could live at
   // once if they were not (ASan checks that nothing leaks).
