@@ -73,6 +73,13 @@ Scheduler::Scheduler(detail::Transport &transport, int rank, int size, double ti
   context_part_ = static_cast<uint64_t>(context) << (kStepBits + sig_bits_ + seq_bits_);
 }
 
+Scheduler::~Scheduler() {
+  for (auto &c : active_)
+    c->abort(BRAID_ERR_INVALID_ARGUMENT,
+             "its communicator was freed before it completed (braid_finalize, or the unique-id "
+             "group's communicator freed)");
+}
+
 std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn algorithm,
                                              CollArgs args, uint64_t seq) {
   // Sequence numbers wrap; only collectives this far apart in flight at once could collide.

@@ -32,6 +32,12 @@ class Scheduler {
   Scheduler(detail::Transport &transport, int rank, int size, double timeout_s, bool oversubscribed,
             int numa_node = -1, NodeChannel *node = nullptr, const int *members = nullptr,
             uint32_t context = 0);
+  // Ends the collectives still in flight (their communicator goes: braid_finalize, or a unique-id
+  // group's communicator freed with its children's requests open), cancelling their messages
+  // while the transport is still there; their requests then report it.
+  ~Scheduler();
+  Scheduler(const Scheduler &) = delete;
+  Scheduler &operator=(const Scheduler &) = delete;
   static constexpr unsigned kContextBits = 10;
   static constexpr uint32_t kMaxContexts = 1u << kContextBits;
   // The node channel, once the communicator has set it up (collectives started later use it).

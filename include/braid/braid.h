@@ -105,7 +105,9 @@ BRAID_API braid_result_t braid_comm_free(braid_comm_t *comm); /* sets *comm = NU
  * with a distinct rank. Works with or without braid_init; a process may hold several such
  * communicators. Bounded by BRAID_TIMEOUT; a forged or stale id is BRAID_ERR_BOOTSTRAP.
  * braid_comm_free of such a communicator (or braid_finalize) leaves its group, freeing what was
- * split from it too. */
+ * split from it too; like braid_finalize it waits (up to BRAID_TIMEOUT) until the group's other
+ * ranks leave it as well, so processes in several groups free them in the same order. Each
+ * group needs an id of its own: a second rank 0 at one id is BRAID_ERR_BOOTSTRAP at once. */
 typedef struct braid_unique_id {
   char internal[128];
 } braid_unique_id_t;

@@ -28,17 +28,13 @@ std::unique_ptr<braid::detail::Process> g_process;
 // Groups formed from unique ids (braid_comm_init_rank), alive until their communicator is freed
 // or braid_finalize.
 std::vector<std::unique_ptr<braid::detail::Process>> g_embedded;
-// Communicator handles are never freed before exit: a freed one is marked dead and reused, so
-// a stale handle (freed, or from before finalize) is recognised rather than read after free.
+// Communicator handles are never freed before exit, nor given to another communicator: a freed
+// one is marked dead for good, so a stale handle (freed, or from before finalize) is recognised
+// rather than read after free or taken for a newer communicator (a few bytes per communicator
+// a program ever makes).
 std::vector<std::unique_ptr<braid_comm_s>> g_handles;
 
 braid_comm_s *new_handle(braid::detail::Comm *comm) {
-  for (const auto &h : g_handles)
-    if (h->comm == nullptr) {
-      h->comm = comm;
-      h->magic.store(braid_comm_s::kLive, std::memory_order_release);
-      return h.get();
-    }
   g_handles.push_back(std::make_unique<braid_comm_s>());
   g_handles.back()->comm = comm;
   g_handles.back()->magic.store(braid_comm_s::kLive, std::memory_order_release);
@@ -92,12 +88,11 @@ braid_request_t make_request(braid_comm_t handle, braid::detail::Comm &comm,
   return r;
 }
 
-// The request's communicator, checked to be alive still.
-braid::detail::Comm &request_comm(braid_request_t r) {
-  if (!live(r->handle) || r->handle->comm != r->comm)
-    braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
-                        "the request's communicator is not valid any more (finalized)");
-  return *r->comm;
+// The request's communicator while it is alive; null once it has been freed (finalize, or a
+// unique-id group's communicator freed): its collective was ended then (~Scheduler), so the
+// request only has its outcome left to report.
+braid::detail::Comm *request_comm(braid_request_t r) {
+  return live(r->handle) && r->handle->comm == r->comm ? r->comm : nullptr;
 }
 
 // Reports a finished request's outcome and frees it.
@@ -277,10 +272,25 @@ braid_result_t braid_comm_free(braid_comm_t *comm) {
                           c.open_requests,
                           " non-blocking requests on this communicator not yet completed "
                           "(braid_wait or braid_test them first)");
-    std::lock_guard lock(g_mutex);
-    guard.c = nullptr;
-    *comm = nullptr;
-    if (c.context == 0) {
+    if (c.context == 0) {  // a unique id's group: what was split from it goes with it
+      std::lock_guard lock(c.process.mutex);
+      for (const auto &other : c.process.comms)
+        if (other->open_requests != 0)
+          braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_comm_free: rank ", other->rank,
+                              " of a communicator split from this group has ", other->open_requests,
+                              " non-blocking requests not yet completed (braid_wait or "
+                              "braid_test them first: freeing the group frees it too)");
+    }
+    std::unique_ptr<braid::detail::Process> doomed;
+    {
+      std::lock_guard lock(g_mutex);
+      guard.c = nullptr;
+      *comm = nullptr;
+      if (c.context != 0) {
+        retire_handle(handle);
+        c.process.destroy(&c);
+        return;
+      }
       // The root communicator of a unique id's group: the group is left, and every
       // communicator split from it goes with it.
       braid::detail::Process *p = &c.process;
@@ -288,15 +298,15 @@ braid_result_t braid_comm_free(braid_comm_t *comm) {
       c.release();
       for (auto it = g_embedded.begin(); it != g_embedded.end(); ++it)
         if (it->get() == p) {
-          std::unique_ptr<braid::detail::Process> doomed = std::move(*it);
+          doomed = std::move(*it);
           g_embedded.erase(it);
-          leave(std::move(doomed));
           break;
         }
-      return;
     }
-    retire_handle(handle);
-    c.process.destroy(&c);
+    // Outside the lock: leaving waits (up to BRAID_TIMEOUT) for the group's other ranks, and
+    // nothing of this group is reachable any more, while other threads' calls on other
+    // communicators (init, split, free, finalize) must not wait for it.
+    if (doomed) leave(std::move(doomed));
   });
 }
 
@@ -514,11 +524,11 @@ braid_result_t braid_test(braid_request_t *req, int *done) {
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_test: NULL request or done");
     braid_request_t r = *req;
     *done = 0;
-    if (r->collective && !r->collective->finished()) {
-      braid::detail::Comm &c = request_comm(r);
-      braid::detail::Comm::Use use(c);
-      c.scheduler->progress();
-    }
+    if (r->collective && !r->collective->finished())
+      if (braid::detail::Comm *c = request_comm(r)) {
+        braid::detail::Comm::Use use(*c);
+        c->scheduler->progress();
+      }
     finished = !r->collective || r->collective->finished();
   });
   if (rc != BRAID_SUCCESS || !finished) return rc;
@@ -531,11 +541,11 @@ braid_result_t braid_wait(braid_request_t *req) {
     if (req == nullptr || *req == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_wait: NULL request");
     braid_request_t r = *req;
-    if (r->collective) {
-      braid::detail::Comm &c = request_comm(r);
-      braid::detail::Comm::Use use(c);
-      c.scheduler->wait(*r->collective);
-    }
+    if (r->collective)
+      if (braid::detail::Comm *c = request_comm(r)) {
+        braid::detail::Comm::Use use(*c);
+        c->scheduler->wait(*r->collective);
+      }
   });
   if (rc != BRAID_SUCCESS) return rc;
   return complete(req);

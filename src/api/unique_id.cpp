@@ -106,8 +106,12 @@ UniqueIdContent decode_unique_id(const braid_unique_id_t &id) {
     size_t comma = text.find(',', at);
     if (comma == std::string::npos) comma = text.size();
     Endpoint e;
-    parse_host_port(std::string_view(text).substr(at, comma - at), "the unique id's address",
-                    &e.host, &e.port);
+    try {
+      parse_host_port(std::string_view(text).substr(at, comma - at), "the unique id's address",
+                      &e.host, &e.port);
+    } catch (const Failure &f) {  // a checksum that matches bytes braid did not write
+      fail(BRAID_ERR_BOOTSTRAP, "braid_comm_init_rank: ", f.message());
+    }
     out.service.push_back(e);
     at = comma + 1;
   }

@@ -180,6 +180,13 @@ void RendezvousService::handle(Client &client, const std::string &line) {
   if (w[2] != job_key_) return refuse(client, "wrong job key");
   const std::string &rank = w[3];
   if (w[4] == "publish" && w.size() == 6 && rank == "0") {
+    // A second rank 0 elsewhere: two processes passed rank 0, or an id used for a second group
+    // (whose other ranks may already have been told the first one's address). Said at once,
+    // rather than leaving one group to wait out its timeout for a rank 0 that is not coming.
+    if (root_ && *root_ != w[5])
+      return refuse(client, "rank 0 already registered here, at " + *root_ +
+                                " (two processes passed rank 0, or this id served a group "
+                                "before: each group needs an id of its own)");
     root_ = w[5];
     answer(client, "ok\n");
     client.fd.reset();

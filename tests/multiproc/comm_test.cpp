@@ -185,6 +185,12 @@ TEST(Comm, FreeRules) {
   EXPECT_EQ(braid_comm_size(stale), -1);
   EXPECT_EQ(braid_barrier(stale), BRAID_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(braid_comm_free(&stale), BRAID_ERR_INVALID_ARGUMENT);
+  // Nor is it handed to the next communicator, which the stale copy would then reach.
+  Owned next;
+  ASSERT_EQ(braid_comm_split(world(), 0, -rank(), &next.c), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_NE(next.c, stale);
+  EXPECT_EQ(braid_comm_size(stale), -1);
+  EXPECT_EQ(braid_barrier(stale), BRAID_ERR_INVALID_ARGUMENT);
 }
 
 // A mismatch is told to every rank under the call's context id and number. Context ids are

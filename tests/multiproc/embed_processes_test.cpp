@@ -64,6 +64,12 @@ int rank_main(const char *hex, int nranks, int rank) {
   bad |=
       braid_allreduce(&one, &one, 1, BRAID_INT32, BRAID_SUM, dup) != BRAID_SUCCESS || one != nranks;
   if (bad) std::fprintf(stderr, "rank %d: wrong result: %s\n", rank, braid_last_error());
+  // A request left open on a communicator braid_finalize frees: waited for afterwards, it
+  // reports how it ended and is released.
+  static int32_t left_open[1 << 14];
+  braid_request_t open_req = nullptr;
+  bad |= braid_iallreduce(left_open, left_open, 1 << 14, BRAID_INT32, BRAID_SUM, dup, &open_req) !=
+         BRAID_SUCCESS;
   if (braid_finalize() != BRAID_SUCCESS) {
     std::fprintf(stderr, "rank %d: braid_finalize: %s\n", rank, braid_last_error());
     return 1;
@@ -71,6 +77,12 @@ int rank_main(const char *hex, int nranks, int rank) {
   if (braid_comm_size(g) != -1 || braid_comm_size(dup) != -1 || braid_comm_size(half) != -1 ||
       braid_barrier(dup) != BRAID_ERR_INVALID_ARGUMENT) {
     std::fprintf(stderr, "rank %d: a communicator outlived braid_finalize\n", rank);
+    return 1;
+  }
+  const braid_result_t open_rc = braid_wait(&open_req);
+  if (open_req != nullptr || (open_rc != BRAID_SUCCESS && open_rc != BRAID_ERR_INVALID_ARGUMENT)) {
+    std::fprintf(stderr, "rank %d: the request left open: braid_wait gave %d (%s), request %s\n",
+                 rank, open_rc, braid_last_error(), open_req ? "kept" : "released");
     return 1;
   }
   return bad ? 1 : 0;
@@ -104,6 +116,32 @@ TEST(EmbedProcesses, RanksStartedByTheApplicationFormAGroup) {
     ASSERT_GT(ranks.back(), 0);
   }
   for (int r = 0; r < n; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+}
+
+TEST(EmbedProcesses, AnIdServesOneGroup) {
+  unsetenv("BRAID_RANK");
+  unsetenv("BRAID_SIZE");
+  braid_unique_id_t id{};
+  ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(start({g_self, "--rank", to_hex(id), "2", std::to_string(r)}));
+    ASSERT_GT(ranks.back(), 0);
+  }
+  for (int r = 0; r < 2; ++r) ASSERT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+  // The id's service (this process's) still knows that group's rank 0: a second group's rank 0
+  // is told at once, not after BRAID_TIMEOUT.
+  setenv("BRAID_TIMEOUT", "30", 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  braid_comm_t g = nullptr;
+  EXPECT_EQ(braid_comm_init_rank(&g, 2, id, 0), BRAID_ERR_BOOTSTRAP);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  unsetenv("BRAID_TIMEOUT");
+  EXPECT_EQ(g, nullptr);
+  const std::string why = braid_last_error();
+  EXPECT_NE(why.find("rank 0 already registered"), std::string::npos) << why;
+  EXPECT_LT(took, 15.0) << why;
+  std::printf("[ embed ] an id used again: %s after %.2f s\n", why.c_str(), took);
 }
 
 TEST(EmbedProcesses, AStaleIdFailsWithinTheTimeout) {

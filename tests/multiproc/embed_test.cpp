@@ -4,6 +4,7 @@
 #include <braid/braid.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -135,6 +136,29 @@ TEST(Embed, OneProcessHoldsTwoGroupsAtOnce) {
   ASSERT_EQ(braid_comm_free(&b), BRAID_SUCCESS) << braid_last_error();
 }
 
+// Freeing a group frees what was split from it: not while one of those has a request open,
+// which would be left without a communicator to complete on.
+TEST(Embed, AGroupIsNotFreedUnderAChildsOpenRequest) {
+  const braid_unique_id_t id = shared_id(0);
+  braid_comm_t g = nullptr, child = nullptr;
+  ASSERT_EQ(braid_comm_init_rank(&g, size(), id, rank()), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_dup(g, &child), BRAID_SUCCESS) << braid_last_error();
+  std::vector<int32_t> v(1000, 1);
+  braid_request_t req = nullptr;
+  ASSERT_EQ(braid_iallreduce(v.data(), v.data(), v.size(), BRAID_INT32, BRAID_SUM, child, &req),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  braid_comm_t handle = g;
+  EXPECT_EQ(braid_comm_free(&handle), BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(braid_last_error()).find("split from this group"), std::string::npos)
+      << braid_last_error();
+  EXPECT_EQ(handle, g);
+  ASSERT_EQ(braid_wait(&req), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_EQ(v[999], size());
+  ASSERT_EQ(braid_comm_free(&g), BRAID_SUCCESS) << braid_last_error();
+  EXPECT_EQ(braid_comm_size(child), -1);  // went with the group
+}
+
 TEST(Embed, ForgedIdsAndBadArgumentsAreRefusedAtOnce) {
   braid_unique_id_t id{};
   ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
@@ -148,6 +172,19 @@ TEST(Embed, ForgedIdsAndBadArgumentsAreRefusedAtOnce) {
       << braid_last_error();
   braid_unique_id_t zeros{};
   EXPECT_EQ(braid_comm_init_rank(&g, 2, zeros, 0), BRAID_ERR_BOOTSTRAP);
+  // A forger who also recomputes the checksum (FNV-1a of the 120 bytes before it) over an
+  // address that is no address.
+  braid_unique_id_t resummed = id;
+  const char bogus[] = "nonsense";
+  resummed.internal[41] = static_cast<char>(sizeof bogus - 1);
+  std::memcpy(resummed.internal + 42, bogus, sizeof bogus - 1);
+  uint64_t sum = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < 120; ++i)
+    sum = (sum ^ static_cast<unsigned char>(resummed.internal[i])) * 0x100000001b3ull;
+  std::memcpy(resummed.internal + 120, &sum, sizeof sum);
+  EXPECT_EQ(braid_comm_init_rank(&g, 2, resummed, 1), BRAID_ERR_BOOTSTRAP);
+  EXPECT_NE(std::string(braid_last_error()).find("'nonsense' is not host:port"), std::string::npos)
+      << braid_last_error();
   EXPECT_EQ(braid_comm_init_rank(&g, 0, id, 0), BRAID_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(braid_comm_init_rank(&g, 2, id, 2), BRAID_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(braid_last_error()).find("rank 2 is out of range"), std::string::npos);
