@@ -76,10 +76,17 @@ uint64_t split_tag(const Comm &parent, const std::vector<int> &members) {
 }  // namespace
 
 Comm *split(Comm &parent, int color, int key) {
+  const std::vector<int64_t> pairs = exchange_colors(parent, color, key);
+  // A bad color is refused after the exchange, on every rank: had the rank that passed it
+  // returned first, the others' exchange would have met its next call, and the parent's calls
+  // would stay out of step for good.
   if (color < 0 && color != BRAID_UNDEFINED)
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", parent.rank, ": comm_split: color ", color,
          " is negative (only BRAID_UNDEFINED is allowed)");
-  const std::vector<int64_t> pairs = exchange_colors(parent, color, key);
+  for (int r = 0; r < parent.size; ++r)
+    if (const int64_t c = pairs[2 * static_cast<size_t>(r)]; c < 0 && c != BRAID_UNDEFINED)
+      fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", parent.rank, ": comm_split: rank ", r,
+           " passed color ", c, ", which is negative (only BRAID_UNDEFINED is allowed)");
   // Every parent rank takes part, whatever its color: the union is over all of them.
   const int context = agree_on_context(parent);
   if (context < 0)

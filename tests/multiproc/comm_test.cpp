@@ -87,10 +87,21 @@ TEST(Comm, UndefinedColorGivesNull) {
 
 TEST(Comm, NegativeColorIsRefusedAndTheParentStaysUsable) {
   braid_comm_t out = world();
-  // Every rank passes the bad color: it is refused before anything is sent.
+  // Every rank passes the bad color.
   EXPECT_EQ(braid_comm_split(world(), -3, 0, &out), BRAID_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(out, nullptr);
   EXPECT_NE(std::string(braid_last_error()).find("color -3"), std::string::npos)
+      << braid_last_error();
+  // Only the last rank does: every rank is told which, and the parent's calls stay in step.
+  const int last = size() - 1;
+  out = world();
+  EXPECT_EQ(braid_comm_split(world(), rank() == last ? -5 : 1, 0, &out),
+            BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_NE(
+      std::string(braid_last_error())
+          .find(rank() == last ? "color -5" : "rank " + std::to_string(last) + " passed color -5"),
+      std::string::npos)
       << braid_last_error();
   EXPECT_EQ(braid_comm_split(world(), 0, 0, nullptr), BRAID_ERR_INVALID_ARGUMENT);
   int32_t x = 2;
