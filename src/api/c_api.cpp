@@ -528,6 +528,9 @@ braid_result_t braid_test(braid_request_t *req, int *done) {
       if (braid::detail::Comm *c = request_comm(r)) {
         braid::detail::Comm::Use use(*c);
         c->scheduler->progress();
+        // As a wait that idles does: a peer may be waiting in another communicator's call
+        // before it can serve this one.
+        if (!r->collective->finished() && c->process.others_alive()) c->process.progress_others(c);
       }
     finished = !r->collective || r->collective->finished();
   });

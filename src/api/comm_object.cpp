@@ -132,7 +132,7 @@ Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_, 
     scheduler->set_watch(watch.get());
   }
   scheduler->set_idle_hook([this] {
-    if (process.live_comms.load(std::memory_order_relaxed) > 1) process.progress_others(this);
+    if (process.others_alive()) process.progress_others(this);
   });
 }
 

@@ -8,15 +8,49 @@
 #include "log.hpp"
 
 namespace braid::detail {
-namespace {}  // namespace
+namespace {
+
+// Every process context alive, for progress_others. Never destroyed: a Process held by a
+// static (braid_init's) may be destroyed after this file's statics at exit.
+struct Registry {
+  std::mutex mutex;
+  std::vector<Process *> all;  // guarded by mutex
+  std::atomic<size_t> count{0};
+};
+Registry &registry() {
+  static auto *r = new Registry;
+  return *r;
+}
+
+}  // namespace
+
+Process::Process() {
+  Registry &r = registry();
+  std::lock_guard lock(r.mutex);
+  r.all.push_back(this);
+  r.count.store(r.all.size(), std::memory_order_relaxed);
+}
+
+bool Process::others_alive() const {
+  return live_comms.load(std::memory_order_relaxed) > 1 ||
+         registry().count.load(std::memory_order_relaxed) > 1;
+}
 
 void Process::progress_others(const Comm *except) {
-  std::lock_guard lock(mutex);
-  for (const std::unique_ptr<Comm> &c : comms) {
-    // Only a communicator no thread is using now: its owner may be in a call on it.
-    if (c.get() == except || !c->try_claim()) continue;
-    if (c->scheduler->active() > 0) c->scheduler->progress();
-    c->release();
+  Registry &r = registry();
+  std::lock_guard all(r.mutex);
+  for (Process *p : r.all) {
+    // One still being built has no communicator (nor, before that, a transport).
+    if (p->live_comms.load(std::memory_order_relaxed) == 0) continue;
+    // Another context's transport may be driven by another thread too.
+    if (p != this) p->note_thread();
+    std::lock_guard lock(p->mutex);
+    for (const std::unique_ptr<Comm> &c : p->comms) {
+      // Only a communicator no thread is using now: its owner may be in a call on it.
+      if (c.get() == except || !c->try_claim()) continue;
+      if (c->scheduler->active() > 0) c->scheduler->progress();
+      c->release();
+    }
   }
 }
 
@@ -66,6 +100,12 @@ void Process::mark_threaded() {
 }
 
 Process::~Process() {
+  {
+    Registry &r = registry();
+    std::lock_guard lock(r.mutex);
+    std::erase(r.all, this);
+    r.count.store(r.all.size(), std::memory_order_relaxed);
+  }
   // Children before the world, newest first: nothing refers to a communicator made later.
   while (!comms.empty()) comms.pop_back();
 }

@@ -62,11 +62,16 @@ struct Process {
     if (!threaded_.load(std::memory_order_relaxed) && std::this_thread::get_id() != first_thread_)
       mark_threaded();
   }
-  // Progresses the collectives in flight on every communicator but `except` (see
-  // Scheduler::set_idle_hook).
+  // Progresses the collectives in flight on every communicator but `except`: this process
+  // context's and every other one's (braid_init's world and each unique-id group are process
+  // contexts of their own, over the same ranks' processes), since a peer may need one of them
+  // before it can serve the call waited for (Scheduler::set_idle_hook, braid_test).
   void progress_others(const Comm *except);
+  // Whether there is any communicator but one to progress.
+  bool others_alive() const;
   // Frees a communicator that is not the world (the caller checked it may be freed).
   void destroy(Comm *comm);
+  Process();  // registered for progress_others
   ~Process();
 
  private:

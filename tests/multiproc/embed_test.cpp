@@ -159,6 +159,36 @@ TEST(Embed, AGroupIsNotFreedUnderAChildsOpenRequest) {
   EXPECT_EQ(braid_comm_size(child), -1);  // went with the group
 }
 
+// Two groups over the same processes are process contexts of their own: rank 0 leaves a call
+// in flight on the first and blocks in the second, the others the other way round. Each
+// blocking call needs the other side's non-blocking one, which only moves if a wait in one
+// group progresses the other group's calls too.
+TEST(Embed, AWaitInOneGroupProgressesTheOther) {
+  if (size() < 2) GTEST_SKIP() << "needs a peer";
+  const braid_unique_id_t id1 = shared_id(0), id2 = shared_id(0);
+  braid_comm_t g1 = nullptr, g2 = nullptr;
+  ASSERT_EQ(braid_comm_init_rank(&g1, size(), id1, rank()), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_init_rank(&g2, size(), id2, rank()), BRAID_SUCCESS) << braid_last_error();
+  std::vector<int64_t> v1(1 << 17, rank() + 1), v2(1 << 17, 10 * (rank() + 1));
+  const bool zero = rank() == 0;
+  std::vector<int64_t> &mine_first = zero ? v1 : v2, &mine_second = zero ? v2 : v1;
+  braid_request_t req = nullptr;
+  ASSERT_EQ(braid_iallreduce(mine_first.data(), mine_first.data(), mine_first.size(), BRAID_INT64,
+                             BRAID_SUM, zero ? g1 : g2, &req),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  ASSERT_EQ(braid_allreduce(mine_second.data(), mine_second.data(), mine_second.size(), BRAID_INT64,
+                            BRAID_SUM, zero ? g2 : g1),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  ASSERT_EQ(braid_wait(&req), BRAID_SUCCESS) << braid_last_error();
+  const int64_t s = static_cast<int64_t>(size()) * (size() + 1) / 2;
+  EXPECT_EQ(v1.back(), s);
+  EXPECT_EQ(v2.back(), 10 * s);
+  ASSERT_EQ(braid_comm_free(&g1), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_free(&g2), BRAID_SUCCESS) << braid_last_error();
+}
+
 TEST(Embed, ForgedIdsAndBadArgumentsAreRefusedAtOnce) {
   braid_unique_id_t id{};
   ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();

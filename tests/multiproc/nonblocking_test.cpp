@@ -65,6 +65,47 @@ TEST(NonBlocking, OverlapsWithBlockingCalls) {
   EXPECT_EQ(b[500], 2.0f * static_cast<float>(size()));
 }
 
+// Rank 0 starts a call on B, then one on A, and polls braid_test on A only; the others make
+// blocking calls on B, then on A (each communicator sees one order: a valid program). They
+// wait in B for rank 0's part, which only moves while rank 0 polls A: polling must progress
+// the other communicators as a wait does.
+TEST(NonBlocking, PollingOneRequestProgressesTheOtherCommunicators) {
+  if (size() < 2) GTEST_SKIP() << "needs a peer";
+  braid_comm_t a = nullptr, b = nullptr;
+  ASSERT_EQ(braid_comm_dup(world(), &a), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_dup(world(), &b), BRAID_SUCCESS) << braid_last_error();
+  const size_t n = size_t{1} << 18;
+  std::vector<int64_t> in_a(n), out_a(n), in_b(n), out_b(n);
+  for (size_t i = 0; i < n; ++i) {
+    in_a[i] = rank() + static_cast<int64_t>(i);
+    in_b[i] = 2 * rank() + static_cast<int64_t>(i);
+  }
+  if (rank() == 0) {
+    braid_request_t qa = nullptr, qb = nullptr;
+    ASSERT_EQ(braid_iallreduce(in_b.data(), out_b.data(), n, BRAID_INT64, BRAID_SUM, b, &qb),
+              BRAID_SUCCESS);
+    ASSERT_EQ(braid_iallreduce(in_a.data(), out_a.data(), n, BRAID_INT64, BRAID_SUM, a, &qa),
+              BRAID_SUCCESS);
+    int done = 0;
+    while (done == 0) ASSERT_EQ(braid_test(&qa, &done), BRAID_SUCCESS) << braid_last_error();
+    ASSERT_EQ(braid_wait(&qb), BRAID_SUCCESS) << braid_last_error();
+  } else {
+    ASSERT_EQ(braid_allreduce(in_b.data(), out_b.data(), n, BRAID_INT64, BRAID_SUM, b),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    ASSERT_EQ(braid_allreduce(in_a.data(), out_a.data(), n, BRAID_INT64, BRAID_SUM, a),
+              BRAID_SUCCESS)
+        << braid_last_error();
+  }
+  const int64_t p = size(), ranks_sum = p * (p - 1) / 2;
+  for (size_t i = 0; i < n; i += 997) {
+    ASSERT_EQ(out_a[i], ranks_sum + p * static_cast<int64_t>(i)) << i;
+    ASSERT_EQ(out_b[i], 2 * ranks_sum + p * static_cast<int64_t>(i)) << i;
+  }
+  ASSERT_EQ(braid_comm_free(&a), BRAID_SUCCESS);
+  ASSERT_EQ(braid_comm_free(&b), BRAID_SUCCESS);
+}
+
 TEST(NonBlocking, CountZeroCompletesAtOnce) {
   braid_request_t req = nullptr;
   ASSERT_EQ(braid_iallreduce(nullptr, nullptr, 0, BRAID_INT8, BRAID_SUM, world(), &req),
