@@ -46,7 +46,8 @@ int done(Coll c, MPI_Comm comm, braid_result_t rc, const char *call) {
   return MPI_SUCCESS;
 }
 
-constexpr const char *kNotContiguous = "datatype with gaps or an offset (not contiguous)";
+constexpr const char *kNotContiguous =
+    "datatype with gaps, an offset or out of order (not contiguous)";
 
 }  // namespace
 }  // namespace braid::mpi

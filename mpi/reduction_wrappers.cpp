@@ -26,11 +26,24 @@ braid_comm_t reduction(Coll c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, int 
     note_pass(c, "op braid does not have (user op, MINLOC, MAXLOC, REPLACE, NO_OP)");
     return nullptr;
   }
+  const bool logical = *bop == BRAID_LAND || *bop == BRAID_LOR || *bop == BRAID_LXOR;
   // C bool holds 0 or 1: only the logical ops keep it so.
-  if (type == MPI_C_BOOL && *bop != BRAID_LAND && *bop != BRAID_LOR && *bop != BRAID_LXOR) {
+  if (type == MPI_C_BOOL && !logical) {
     note_pass(c, "MPI_C_BOOL with a non-logical op");
     return nullptr;
   }
+  // Bitwise and logical ops on floating types, and logical ops on Fortran's INTEGER: MPI
+  // defines none of them and reports MPI_ERR_OP, which is what the program should get.
+  const bool floating =
+      *dt == BRAID_FLOAT16 || *dt == BRAID_BFLOAT16 || *dt == BRAID_FLOAT32 || *dt == BRAID_FLOAT64;
+  if ((floating && (logical || *bop == BRAID_BAND || *bop == BRAID_BOR || *bop == BRAID_BXOR)) ||
+      (logical && type == MPI_INTEGER)) {
+    note_pass(c, "op MPI does not define on this datatype (MPI reports it)");
+    return nullptr;
+  }
+  // On one rank MPI copies the input whatever the op, where braid's logical ops give 0 or 1:
+  // MAX of one value is the value.
+  if (logical && braid_comm_size(b) == 1) *bop = BRAID_MAX;
   return b;
 }
 

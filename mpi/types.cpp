@@ -1,8 +1,9 @@
 // Which MPI datatypes and ops braid handles: the predefined integer and floating types with
 // the predefined arithmetic, bitwise and logical ops for reductions; any type whose type map
-// is contiguous without gaps, as bytes, for data movement.
+// visits contiguous bytes without gaps, once each and in order, as bytes, for data movement.
 #include <climits>
 #include <utility>
+#include <vector>
 
 #include "interpose.hpp"
 
@@ -105,15 +106,100 @@ bool reduction_op(MPI_Op op, braid_op_t *out) {
   return false;
 }
 
-bool contiguous_bytes(MPI_Datatype type, int count, size_t *bytes) {
-  if (count < 0 || type == MPI_DATATYPE_NULL) return false;
+namespace {
+
+// A type whose bytes lie from 0 to its size without gaps (lb 0, extent and true extent its
+// size). Its type map may still visit them out of order, or one twice.
+bool packed(MPI_Datatype type, MPI_Aint *size_out) {
   int size = 0;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
       PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
       PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS)
     return false;
-  if (lb != 0 || true_lb != 0 || extent != size || true_extent != size) return false;
+  *size_out = size;
+  return lb == 0 && true_lb == 0 && extent == size && true_extent == size;
+}
+
+// Whether `type`'s type map visits its bytes once each, in address order, from its start (so
+// that MPI's packed form of it is the bytes as they lie): from its constructor, by
+// MPI_Type_get_envelope/contents. An indexed type with displacements {1, 0} is packed but
+// reversed, and one with {0, 0, 2} is packed on the send side but reads an element twice:
+// moved as bytes they gave other answers than MPI's. Constructors not known here (subarray,
+// darray, ...) count as out of order: MPI then moves those calls.
+bool in_order(MPI_Datatype type, int depth) {
+  int ni = 0, na = 0, nt = 0, combiner = 0;
+  if (depth > 16 || PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS)
+    return false;
+  if (combiner == MPI_COMBINER_NAMED) return true;
+  std::vector<int> ints(static_cast<size_t>(ni));
+  std::vector<MPI_Aint> addrs(static_cast<size_t>(na));
+  std::vector<MPI_Datatype> types(static_cast<size_t>(nt));
+  if (PMPI_Type_get_contents(type, ni, na, nt, ints.data(), addrs.data(), types.data()) !=
+      MPI_SUCCESS)
+    return false;
+  // Every part must itself be packed and in order; `sizes` holds their sizes in bytes.
+  std::vector<MPI_Aint> sizes(types.size());
+  bool ok = true;
+  for (size_t i = 0; i < types.size(); ++i)
+    ok = ok && packed(types[i], &sizes[i]) && in_order(types[i], depth + 1);
+  // Blocks of `len` elements of `elem` bytes at byte offsets `at`, in this order, must follow
+  // each other from 0.
+  MPI_Aint next = 0;
+  auto block = [&next](MPI_Aint at, MPI_Aint len, MPI_Aint elem) {
+    if (len == 0) return true;
+    if (len < 0 || at != next) return false;
+    next += len * elem;
+    return true;
+  };
+  if (ok) switch (combiner) {
+      case MPI_COMBINER_DUP:
+      case MPI_COMBINER_CONTIGUOUS:
+        break;
+      case MPI_COMBINER_VECTOR:  // count, blocklength, stride (in elements)
+        ok = ints[0] <= 1 || ints[1] == ints[2];
+        break;
+      case MPI_COMBINER_HVECTOR:  // count, blocklength; stride (bytes)
+        ok = ints[0] <= 1 || addrs[0] == ints[1] * sizes[0];
+        break;
+      case MPI_COMBINER_INDEXED:  // count, blocklengths[count], displacements[count] (elements)
+        for (int i = 0; ok && i < ints[0]; ++i)
+          ok = block(ints[1 + ints[0] + i] * sizes[0], ints[1 + i], sizes[0]);
+        break;
+      case MPI_COMBINER_HINDEXED:  // count, blocklengths[count]; displacements (bytes)
+        for (int i = 0; ok && i < ints[0]; ++i) ok = block(addrs[i], ints[1 + i], sizes[0]);
+        break;
+      case MPI_COMBINER_INDEXED_BLOCK:  // count, blocklength, displacements[count] (elements)
+        for (int i = 0; ok && i < ints[0]; ++i)
+          ok = block(ints[2 + i] * sizes[0], ints[1], sizes[0]);
+        break;
+      case MPI_COMBINER_HINDEXED_BLOCK:  // count, blocklength; displacements (bytes)
+        for (int i = 0; ok && i < ints[0]; ++i) ok = block(addrs[i], ints[1], sizes[0]);
+        break;
+      case MPI_COMBINER_STRUCT:  // count, blocklengths[count]; displacements; types
+        for (int i = 0; ok && i < ints[0]; ++i) ok = block(addrs[i], ints[1 + i], sizes[i]);
+        break;
+      case MPI_COMBINER_RESIZED:  // lb, extent; the type resized
+        ok = addrs[0] == 0 && addrs[1] == sizes[0];
+        break;
+      default:
+        ok = false;
+    }
+  // get_contents hands out new handles for the parts that are not predefined.
+  for (MPI_Datatype &t : types) {
+    int ti = 0, ta = 0, tt = 0, tc = 0;
+    if (PMPI_Type_get_envelope(t, &ti, &ta, &tt, &tc) == MPI_SUCCESS && tc != MPI_COMBINER_NAMED)
+      PMPI_Type_free(&t);
+  }
+  return ok;
+}
+
+}  // namespace
+
+bool contiguous_bytes(MPI_Datatype type, int count, size_t *bytes) {
+  if (count < 0 || type == MPI_DATATYPE_NULL) return false;
+  MPI_Aint size = 0;
+  if (!packed(type, &size) || !in_order(type, 0)) return false;
   *bytes = static_cast<size_t>(size) * static_cast<size_t>(count);
   return true;
 }
