@@ -3,6 +3,7 @@
 // (they move as bytes); other datatypes go to MPI. MPI_IN_PLACE is mapped onto braid's
 // in-place conventions (the send block inside recvbuf, or recvbuf inside the root's sendbuf).
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -24,14 +25,24 @@ VArrays &v_arrays(size_t n) {
   return v;
 }
 
-// counts[i] * size and displs[i] * extent in bytes; false for negative values.
+// counts[i] * size and displs[i] * extent in bytes, the displacements from the lowest one
+// where that is below 0, and *shift (<= 0): where that lowest one is from the buffer, in bytes.
+// A negative displacement is legal (it is this rank's own business where its blocks lie):
+// refusing it made this rank alone leave the call to MPI while the others waited in braid.
+// False for a negative count.
 bool to_bytes(const int *counts, const int *displs, int n, size_t size, size_t extent,
-              size_t *cbytes, size_t *dbytes) {
+              size_t *cbytes, size_t *dbytes, std::ptrdiff_t *shift) {
+  long long lowest = 0;
   for (int i = 0; i < n; ++i) {
-    if (counts[i] < 0 || displs[i] < 0) return false;
-    cbytes[i] = static_cast<size_t>(counts[i]) * size;
-    dbytes[i] = static_cast<size_t>(displs[i]) * extent;
+    if (counts[i] < 0) return false;
+    if (counts[i] > 0) lowest = std::min<long long>(lowest, displs[i]);
   }
+  for (int i = 0; i < n; ++i) {
+    cbytes[i] = static_cast<size_t>(counts[i]) * size;
+    // A block of nothing may say anything: it is not read or written.
+    dbytes[i] = counts[i] > 0 ? static_cast<size_t>(displs[i] - lowest) * extent : 0;
+  }
+  *shift = static_cast<std::ptrdiff_t>(lowest) * static_cast<std::ptrdiff_t>(extent);
   return true;
 }
 
@@ -98,16 +109,17 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (braid_comm_t b = taken_comm(Coll::allgatherv, comm)) {
     const int n = braid_comm_size(b), rank = braid_comm_rank(b);
     size_t size = 0, sent = 0;
+    std::ptrdiff_t shift = 0;
     VArrays &v = v_arrays(static_cast<size_t>(n));
     const bool in_place = sendbuf == MPI_IN_PLACE;
     if (contiguous_bytes(recvtype, 1, &size) &&
-        to_bytes(recvcounts, displs, n, size, size, v.a.data(), v.b.data()) &&
+        to_bytes(recvcounts, displs, n, size, size, v.a.data(), v.b.data(), &shift) &&
         (in_place || (contiguous_bytes(sendtype, sendcount, &sent) && sent == v.a[rank]))) {
-      const void *send = in_place ? static_cast<char *>(recvbuf) + v.b[rank] : sendbuf;
-      return done(
-          Coll::allgatherv, comm,
-          braid_allgatherv(send, v.a[rank], recvbuf, v.a.data(), v.b.data(), BRAID_UINT8, b),
-          "MPI_Allgatherv");
+      char *recv = static_cast<char *>(recvbuf) + shift;
+      const void *send = in_place ? recv + v.b[rank] : sendbuf;
+      return done(Coll::allgatherv, comm,
+                  braid_allgatherv(send, v.a[rank], recv, v.a.data(), v.b.data(), BRAID_UINT8, b),
+                  "MPI_Allgatherv");
     }
     note_pass(Coll::allgatherv, kNotContiguous);
   }
@@ -136,28 +148,31 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
   if (braid_comm_t b = taken_comm(Coll::alltoallv, comm)) {
     const int n = braid_comm_size(b);
     size_t ssize = 0, rsize = 0;
+    std::ptrdiff_t sshift = 0, rshift = 0;
     VArrays &v = v_arrays(static_cast<size_t>(n));
     // MPI_IN_PLACE is given by every rank of an alltoallv or by none (MPI requires it), and
     // then recvbuf holds the data to send, laid out as it will be received: braid's alltoallv
     // has no in-place form, so the send side is a copy of that span.
     const bool in_place = sendbuf == MPI_IN_PLACE;
     if (contiguous_bytes(recvtype, 1, &rsize) &&
-        to_bytes(recvcounts, rdispls, n, rsize, rsize, v.c.data(), v.d.data()) &&
-        (in_place || (contiguous_bytes(sendtype, 1, &ssize) &&
-                      to_bytes(sendcounts, sdispls, n, ssize, ssize, v.a.data(), v.b.data())))) {
-      const void *send = sendbuf;
+        to_bytes(recvcounts, rdispls, n, rsize, rsize, v.c.data(), v.d.data(), &rshift) &&
+        (in_place ||
+         (contiguous_bytes(sendtype, 1, &ssize) &&
+          to_bytes(sendcounts, sdispls, n, ssize, ssize, v.a.data(), v.b.data(), &sshift)))) {
+      char *recv = static_cast<char *>(recvbuf) + rshift;
+      const void *send = in_place ? nullptr : static_cast<const char *>(sendbuf) + sshift;
       if (in_place) {
         size_t span = 0;
         for (int i = 0; i < n; ++i) span = std::max(span, v.d[i] + v.c[i]);
         thread_local std::vector<char> copy;
         copy.resize(std::max<size_t>(span, 1));
-        if (span > 0) std::memcpy(copy.data(), recvbuf, span);
+        if (span > 0) std::memcpy(copy.data(), recv, span);
         v.a = v.c;
         v.b = v.d;
         send = copy.data();
       }
       return done(Coll::alltoallv, comm,
-                  braid_alltoallv(send, v.a.data(), v.b.data(), recvbuf, v.c.data(), v.d.data(),
+                  braid_alltoallv(send, v.a.data(), v.b.data(), recv, v.c.data(), v.d.data(),
                                   BRAID_UINT8, b),
                   "MPI_Alltoallv");
     }
