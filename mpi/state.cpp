@@ -234,6 +234,19 @@ int fail(MPI_Comm comm, braid_result_t rc, const char *call) {
   return MPI_ERR_OTHER;  // the handler returned: MPI_ERRORS_RETURN
 }
 
+namespace {
+
+// Called by braid while a taken call waits idle: a probe drives MPI's progress engine, so the
+// program's MPI traffic in flight (a large Isend, a non-blocking collective MPI runs, a
+// passive-target access to this rank's window) keeps moving, as it would inside MPI's own
+// collective. Without it a peer waiting in MPI for that traffic never entered braid's call.
+void drive_mpi(void *) {
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
 void start(int provided) {
   // braid serves different communicators from different threads as MPI does. A pending dup is
   // made over its parent at its first collective: with threads using the parent at the same
@@ -272,6 +285,7 @@ void start(int provided) {
     return;
   }
   PMPI_Comm_create_keyval(copy_mirror, delete_mirror, &s.keyval, nullptr);
+  braid_set_idle_callback(drive_mpi, nullptr);
   s.enabled = true;
   attach(MPI_COMM_WORLD, world);
 }
@@ -285,6 +299,7 @@ void stop() {
   // left to free (delete_mirror sees `stopped`). Freeing the world's mirror first would leave
   // braid_finalize nothing to finalize (it says "braid_finalize without init").
   s.enabled = false;
+  braid_set_idle_callback(nullptr, nullptr);
   braid_finalize();
   s.stopped = true;
   PMPI_Comm_delete_attr(MPI_COMM_WORLD, s.keyval);

@@ -232,6 +232,13 @@ BRAID_API const char *braid_strerror(braid_result_t r);
 /* This thread's detailed message for its last failure ("" if none). */
 BRAID_API const char *braid_last_error(void);
 
+/* For a library that runs braid beside another runtime (braid's MPI interposition library):
+ * fn(arg) is called by a thread whose braid call has waited idle for a while (50 us, then
+ * between its yields and sleeps), so that the other runtime's pending work, which a peer may
+ * have to finish before it can enter braid's call (an MPI send, a one-sided access), keeps
+ * moving. Process-wide; NULL removes it. */
+BRAID_API void braid_set_idle_callback(void (*fn)(void *arg), void *arg);
+
 #ifdef __cplusplus
 }
 #endif

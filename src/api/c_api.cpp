@@ -578,6 +578,10 @@ int braid_comm_numa_node(braid_comm_t comm) {
   return live(comm) ? comm->comm->process.world->numa_node : -1;
 }
 
+void braid_set_idle_callback(void (*fn)(void *arg), void *arg) {
+  braid::detail::set_idle_callback(fn, arg);
+}
+
 const char *braid_strerror(braid_result_t r) {
   switch (r) {
     case BRAID_SUCCESS:

@@ -45,6 +45,24 @@ size_t checked_bytes(Comm &comm, const char *what, size_t count, int dtype) {
   return count * es;
 }
 
+namespace {
+struct IdleCallback {
+  void (*fn)(void *);
+  void *arg;
+};
+// Replaced ones are kept (a few bytes each): a thread may still be calling one.
+std::atomic<const IdleCallback *> g_idle_callback{nullptr};
+}  // namespace
+
+void set_idle_callback(void (*fn)(void *), void *arg) {
+  g_idle_callback.store(fn != nullptr ? new IdleCallback{fn, arg} : nullptr,
+                        std::memory_order_release);
+}
+
+void run_idle_callback() {
+  if (const IdleCallback *c = g_idle_callback.load(std::memory_order_acquire)) c->fn(c->arg);
+}
+
 void check_range(Comm &comm, const char *what, const char *name, const void *p, size_t bytes) {
   if (p != nullptr && bytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(p))
     fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": ", name, " + ", bytes,
@@ -133,6 +151,7 @@ Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_, 
   }
   scheduler->set_idle_hook([this] {
     if (process.others_alive()) process.progress_others(this);
+    run_idle_callback();
   });
 }
 

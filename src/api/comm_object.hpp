@@ -103,6 +103,9 @@ class Comm {
 // The bytes of `count` elements of `dtype`; throws INVALID_ARGUMENT for an unknown dtype or an
 // overflow, naming the rank and `what` (the collective).
 size_t checked_bytes(Comm &comm, const char *what, size_t count, int dtype);
+// braid_set_idle_callback's function, and calling it (from an idle wait).
+void set_idle_callback(void (*fn)(void *), void *arg);
+void run_idle_callback();
 // Throws INVALID_ARGUMENT when `bytes` from `p` would run past the end of the address space
 // (a count that fits in size_t but not in memory), naming `name` (sendbuf, recvbuf, buf).
 void check_range(Comm &comm, const char *what, const char *name, const void *p, size_t bytes);

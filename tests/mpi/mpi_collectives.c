@@ -467,6 +467,47 @@ static void movement(MPI_Comm comm, const char *name) {
   }
 }
 
+/* MPI traffic in flight while braid runs a collective, which a peer must see through before it
+ * enters that collective: a large send (under MPICH and Open MPI's TCP, it moves only while
+ * the sender is inside MPI) and a passive-target put to a rank waiting in a barrier. braid
+ * drives MPI's progress while it waits; without that, both waited out BRAID_TIMEOUT. */
+static void mpi_progress_inside_braid(MPI_Comm comm) {
+  int rank, n;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &n);
+  if (n < 2) return;
+  const int bytes = 8 << 20;
+  char *big = malloc((size_t)bytes);
+  int x = rank, sum = 0;
+  if (rank == 0) {
+    for (int i = 0; i < bytes; ++i) big[i] = (char)i;
+    MPI_Request req;
+    MPI_Isend(big, bytes, MPI_CHAR, 1, 7, comm, &req);
+    MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  } else {
+    if (rank == 1) MPI_Recv(big, bytes, MPI_CHAR, 0, 7, comm, MPI_STATUS_IGNORE);
+    MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, comm);
+    if (rank == 1) check(big[12345] == (char)12345, "isend beside allreduce", 0, rank);
+  }
+  made(ALLREDUCE, 1);
+  check(sum == n * (n - 1) / 2, "allreduce beside an isend", 0, rank);
+  free(big);
+  int target = 0;
+  MPI_Win win;
+  MPI_Win_create(&target, sizeof target, sizeof target, MPI_INFO_NULL, comm, &win);
+  if (rank == 1) {
+    const int value = 42;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    MPI_Put(&value, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+    MPI_Win_unlock(0, win);
+  }
+  MPI_Barrier(comm);
+  made(BARRIER, 1);
+  MPI_Win_free(&win);
+  if (rank == 0) check(target == 42, "put while the target waits in a barrier", 0, rank);
+}
+
 static void everything(MPI_Comm comm, const char *name) {
   reductions(comm, name);
   movement(comm, name);
@@ -561,6 +602,7 @@ int main(int argc, char **argv) {
     return bad;
   }
   everything(MPI_COMM_WORLD, "world");
+  mpi_progress_inside_braid(MPI_COMM_WORLD);
   grid();
   MPI_Comm dup, half, node;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
