@@ -32,7 +32,8 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-BraidrunProcess::BraidrunProcess(const std::vector<std::string> &args, const EnvChanges &env) {
+BraidrunProcess::BraidrunProcess(const std::vector<std::string> &args, const EnvChanges &env,
+                                 const std::string &stdin_path) {
   std::vector<std::string> argv_storage{BRAIDRUN_PATH};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
 
@@ -62,7 +63,7 @@ BraidrunProcess::BraidrunProcess(const std::vector<std::string> &args, const Env
   if (pid_ == 0) {
     const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int null = open("/dev/null", O_RDONLY);
+    const int null = open(stdin_path.c_str(), O_RDONLY);
     if (out < 0 || err < 0 || null < 0) _exit(200);
     dup2(null, STDIN_FILENO);
     dup2(out, STDOUT_FILENO);

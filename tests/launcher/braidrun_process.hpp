@@ -40,7 +40,9 @@ using EnvChanges = std::map<std::string, std::string>;
 
 class BraidrunProcess {
  public:
-  explicit BraidrunProcess(const std::vector<std::string> &args, const EnvChanges &env = {});
+  // `stdin_path`: braidrun's standard input.
+  explicit BraidrunProcess(const std::vector<std::string> &args, const EnvChanges &env = {},
+                           const std::string &stdin_path = "/dev/null");
   ~BraidrunProcess();  // SIGKILLs braidrun if the test did not wait for it
   BraidrunProcess(const BraidrunProcess &) = delete;
   BraidrunProcess &operator=(const BraidrunProcess &) = delete;

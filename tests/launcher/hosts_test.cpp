@@ -78,6 +78,20 @@ TEST(Hosts, RanksFillTheSlotsInOrderThroughTheAgent) {
   }
 }
 
+TEST(Hosts, LocalRanksCountThisMachineOnceUnderEveryName) {
+  // localhost and 127.0.0.1 are this machine: three ranks here, local ranks 0, 1, 2 of 3
+  // (counted per name, two of them were local rank 0).
+  TempDir dir;
+  const RunResult result = run_braidrun({"--host", "localhost:1,127.0.0.1:2", "sh", "-c", kDumpEnv},
+                                        {{"OUT_DIR", dir.path().string()}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  for (int rank = 0; rank < 3; ++rank) {
+    const auto env = rank_env(dir, rank);
+    EXPECT_EQ(env.at("BRAID_LOCAL_RANK"), std::to_string(rank)) << "rank " << rank;
+    EXPECT_EQ(env.at("BRAID_LOCAL_SIZE"), "3") << "rank " << rank;
+  }
+}
+
 TEST(Hosts, AgentGetsHostThenEnvThenTheQuotedCommand) {
   TempDir dir;
   const std::string agent = write_agent(dir);

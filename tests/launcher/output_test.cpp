@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
@@ -146,6 +147,32 @@ TEST(Output, TagOutputSplitsOverlongLines) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "[0] " + std::string(65536, 'x'));
   EXPECT_EQ(lines[1], "[0] " + std::string(100000 - 65536, 'x'));
+}
+
+TEST(Output, StandardInputGoesToRankZeroOnly) {
+  // As mpirun's: shared by every rank, the lines were split between them at random.
+  TempDir dir;
+  {
+    std::ofstream input(dir / "input");
+    for (int i = 0; i < 1000; ++i) input << i << '\n';
+  }
+  BraidrunProcess braidrun({"-n", "3", "--tag-output", "sh", "-c", "wc -l"}, {}, dir / "input");
+  const RunResult result = braidrun.wait();
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(lines_of_rank(result.out, 0), std::vector<std::string>{"1000"});
+  EXPECT_EQ(lines_of_rank(result.out, 1), std::vector<std::string>{"0"});
+  EXPECT_EQ(lines_of_rank(result.out, 2), std::vector<std::string>{"0"});
+}
+
+TEST(Output, TagOutputKeepsALineOfExactlyTheLimitWhole) {
+  // 65536 bytes, then the newline (in a later read when the pipe hands over 64 KiB at a time).
+  const RunResult result = run_braidrun({"-n", "1", "--tag-output", "sh", "-c",
+                                         "head -c 65536 /dev/zero | tr '\\0' x; echo; echo next"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<std::string> lines = split_lines(result.out);
+  ASSERT_EQ(lines.size(), 2u) << result.out.substr(0, 200);
+  EXPECT_EQ(lines[0], "[0] " + std::string(65536, 'x'));
+  EXPECT_EQ(lines[1], "[0] next");
 }
 
 }  // namespace

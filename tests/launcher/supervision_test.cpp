@@ -99,7 +99,9 @@ TEST(Supervision, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
   EXPECT_NE(result.err.find("rank 1 (signal 9)"), std::string::npos) << result.err;
 }
 
-void expect_signal_forwarded(int signal, const std::string &name) {
+// `signal` sent to braidrun; the ranks trap `name` (what they should get), note it and exit 0;
+// braidrun says `said`.
+void expect_signal_forwarded(int signal, const std::string &name, const std::string &said = "") {
   TempDir dir;
   BraidrunProcess braidrun(
       {"-n", "3", "sh", "-c",
@@ -117,8 +119,9 @@ void expect_signal_forwarded(int signal, const std::string &name) {
   for (const std::string &marker : rank_files(dir, "marker.", 3)) {
     EXPECT_EQ(read_file(marker), name + "\n") << marker;
   }
-  EXPECT_NE(result.err.find("received SIG" + name + ", forwarding it to 3 ranks"),
-            std::string::npos)
+  EXPECT_NE(
+      result.err.find(said.empty() ? "received SIG" + name + ", forwarding it to 3 ranks" : said),
+      std::string::npos)
       << result.err;
   EXPECT_TRUE(failure_reports(result.err).empty()) << result.err;
 }
@@ -129,6 +132,23 @@ TEST(Supervision, ForwardsSigtermToEveryRank) {
 
 TEST(Supervision, ForwardsSigintToEveryRank) {
   expect_signal_forwarded(SIGINT, "INT");
+}
+
+// A dropped session: the ranks are asked to end, as by SIGTERM (by default braidrun died at
+// once and its ranks' handlers never ran).
+TEST(Supervision, SighupEndsTheRanksWithSigterm) {
+  expect_signal_forwarded(SIGHUP, "TERM", "received SIGHUP, sending SIGTERM to 3 ranks");
+}
+
+TEST(Supervision, ForwardsSigquitToEveryRank) {
+  expect_signal_forwarded(SIGQUIT, "QUIT");
+}
+
+// What a batch system sends ahead of a time limit (Slurm's --signal=USR1@...): passed on, and
+// the job goes on until the ranks end it (here they exit at once).
+TEST(Supervision, PassesSigusr1AndSigusr2OnToEveryRank) {
+  expect_signal_forwarded(SIGUSR1, "USR1", "received SIGUSR1, passing it on to 3 ranks");
+  expect_signal_forwarded(SIGUSR2, "USR2", "received SIGUSR2, passing it on to 3 ranks");
 }
 
 TEST(Supervision, ForwardedSignalIsFollowedBySigkillAfterFiveSeconds) {

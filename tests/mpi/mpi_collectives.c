@@ -495,18 +495,25 @@ static void mpi_progress_inside_braid(MPI_Comm comm) {
   free(big);
   /* Open MPI has no one-sided component for TCP between hosts (srun -N 2 here): there the
    * window cannot be made, with or without braid, and the put is left out. */
-  int target = 0;
+  int *target = NULL;
   MPI_Win win;
   MPI_Errhandler was;
   MPI_Comm_get_errhandler(comm, &was);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  int have = MPI_Win_create(&target, sizeof target, sizeof target, MPI_INFO_NULL, comm, &win) ==
+  int have = MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, comm, &target, &win) ==
              MPI_SUCCESS,
       all = 0;
   MPI_Comm_set_errhandler(comm, was);
   MPI_Errhandler_free(&was);
   MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, comm);
   made(ALLREDUCE, 1);
+  if (all) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    *target = 0;
+    MPI_Win_unlock(rank, win);
+  }
+  MPI_Barrier(comm);
+  made(BARRIER, 1);
   if (all && rank == 1) {
     const int value = 42;
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
@@ -515,8 +522,12 @@ static void mpi_progress_inside_braid(MPI_Comm comm) {
   }
   MPI_Barrier(comm);
   made(BARRIER, 1);
+  if (all && rank == 0) {
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    check(*target == 42, "put while the target waits in a barrier", 0, rank);
+    MPI_Win_unlock(0, win);
+  }
   if (have) MPI_Win_free(&win);
-  if (all && rank == 0) check(target == 42, "put while the target waits in a barrier", 0, rank);
 }
 
 static void everything(MPI_Comm comm, const char *name) {

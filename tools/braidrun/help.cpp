@@ -110,8 +110,9 @@ Supervision:
     braidrun: rank 3 (pid 12347, h2 via ssh) exited with code 1
   then sends SIGTERM to the ranks still running and SIGKILL to those still running 3 s
   later. Ranks ending because of this shutdown are listed on one follow-up line.
-  SIGINT and SIGTERM sent to braidrun are forwarded to every running rank; ranks still
-  running 5 s later are killed with SIGKILL.
+  SIGINT, SIGTERM and SIGQUIT sent to braidrun are forwarded to every running rank, and
+  SIGHUP sends them SIGTERM; ranks still running 5 s later are killed with SIGKILL.
+  SIGUSR1 and SIGUSR2 are passed on to every running rank and the job goes on.
   Each rank runs in its own process group and signals are sent to the whole group, so
   processes a rank started itself (e.g. from a wrapper script) are stopped with it. As
   a consequence ranks must not read from a terminal. Ranks are killed with SIGKILL if
@@ -119,7 +120,8 @@ Supervision:
   A rank on another host is its launch agent's process here: the agent's exit status is
   the rank's, and signals go to the agent. A signal ends ssh itself; the remote rank then
   notices only when its connection back breaks (when it writes output), so use an agent
-  that forwards signals if ranks must see them. The agents' standard input is /dev/null.
+  that forwards signals if ranks must see them. braidrun's standard input goes to rank 0
+  (when it runs here); the other ranks and the agents read /dev/null.
 
 Exit status:
   0        every rank exited with status 0

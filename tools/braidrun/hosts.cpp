@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "options.hpp"
@@ -110,7 +111,18 @@ std::vector<Placement> place_ranks(const std::vector<HostSlots> &hosts, int rank
   std::vector<Placement> placement;
   for (const HostSlots &h : hosts) {
     const int here = std::min(h.slots, ranks - static_cast<int>(placement.size()));
-    for (int i = 0; i < here; ++i) placement.push_back({h.name, is_this_host(h.name), i, here});
+    for (int i = 0; i < here; ++i) placement.push_back({h.name, is_this_host(h.name), 0, 0});
+  }
+  // Local ranks count per machine, not per entry: this machine may be listed under several
+  // names (localhost, its hostname, 127.0.0.1) and a host more than once, and two ranks of one
+  // machine must not both be its local rank 0 (an application picks its GPU or NIC by it).
+  std::map<std::string, int> on_machine;
+  auto machine = [](const Placement &p) { return p.local ? std::string() : p.host; };
+  for (const Placement &p : placement) ++on_machine[machine(p)];
+  std::map<std::string, int> next;
+  for (Placement &p : placement) {
+    p.local_rank = next[machine(p)]++;
+    p.local_size = on_machine[machine(p)];
   }
   return placement;
 }

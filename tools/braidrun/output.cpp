@@ -59,7 +59,9 @@ void LineForwarder::consume(std::string_view data) {
     }
     data.remove_prefix(newline + 1);
   }
-  while (pending_.size() >= kMaxLine) {
+  // Longer than a line may be, not as long: a line of exactly kMaxLine bytes whose newline is
+  // in the next read is one line, not a piece and an empty line.
+  while (pending_.size() > kMaxLine) {
     append_line(batch, std::string_view(pending_).substr(0, kMaxLine));
     pending_.erase(0, kMaxLine);
   }

@@ -13,6 +13,13 @@ sigset_t supervised_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  // A dropped terminal or session (SIGHUP), SIGQUIT, and the user signals a batch system
+  // sends before a time limit (Slurm's --signal=USR1@...): by default they killed braidrun at
+  // once, leaving its ranks to the parent-death SIGKILL, their handlers never run.
+  sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGQUIT);
+  sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGUSR2);
   sigaddset(&set, SIGCHLD);
   return set;
 }

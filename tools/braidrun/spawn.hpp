@@ -32,7 +32,7 @@ struct SpawnRequest {
   bool capture_output = false;  // stdout/stderr into pipes instead of inheriting braidrun's
   const InheritedState *inherited = nullptr;
   // stdin from /dev/null instead of braidrun's: for launch agents, which (like ssh) would
-  // otherwise all read braidrun's input.
+  // otherwise all read braidrun's input, and for every local rank but rank 0.
   bool null_stdin = false;
   // CPU affinity set in the child before exec (--bind-to); nullptr leaves braidrun's.
   const cpu_set_t *affinity = nullptr;

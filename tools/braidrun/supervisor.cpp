@@ -38,7 +38,20 @@ void report(const std::string &line) {
 }
 
 const char *signal_name(int signal) {
-  return signal == SIGINT ? "SIGINT" : "SIGTERM";
+  switch (signal) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
+    default:
+      return "SIGTERM";
+  }
 }
 
 struct Stream {
@@ -69,7 +82,11 @@ class Supervisor {
   void handle_signals();
   void reap();
   void on_exit(RankState &rank, int wait_status);
-  void forward(int signal);
+  // Sends `signal` to every running rank and SIGKILL to those left after the grace period;
+  // `received`: what braidrun got, when it is another signal (SIGHUP ends the job by SIGTERM).
+  void forward(int signal, int received = 0);
+  // Sends `signal` to every running rank; the job goes on.
+  void relay(int signal);
   void signal_running(int signal);
   void arm_kill_deadline(Clock::duration grace);
   void kill_remaining();
@@ -147,8 +164,15 @@ int Supervisor::run() {
 void Supervisor::handle_signals() {
   signalfd_siginfo info;
   while (read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-    if (info.ssi_signo == SIGINT || info.ssi_signo == SIGTERM) {
-      forward(static_cast<int>(info.ssi_signo));
+    const int signal = static_cast<int>(info.ssi_signo);
+    if (signal == SIGINT || signal == SIGTERM || signal == SIGQUIT) {
+      forward(signal);
+    } else if (signal == SIGHUP) {
+      // As mpirun: the session that started the job is gone; the ranks are asked to end.
+      forward(SIGTERM, signal);
+    } else if (signal == SIGUSR1 || signal == SIGUSR2) {
+      // Passed on, as mpirun does; the job goes on (a checkpoint request, say).
+      relay(signal);
     }
   }
   // SIGCHLDs coalesce, so reap whatever has ended regardless of how many arrived.
@@ -184,12 +208,23 @@ void Supervisor::on_exit(RankState &rank, int wait_status) {
   arm_kill_deadline(kGraceAfterFailure);
 }
 
-void Supervisor::forward(int signal) {
+void Supervisor::forward(int signal, int received) {
   if (running_ == 0) return;
-  report(std::string("received ") + signal_name(signal) + ", forwarding it to " +
-         std::to_string(running_) + (running_ == 1 ? " rank" : " ranks"));
+  if (received == 0 || received == signal)
+    report(std::string("received ") + signal_name(signal) + ", forwarding it to " +
+           std::to_string(running_) + (running_ == 1 ? " rank" : " ranks"));
+  else
+    report(std::string("received ") + signal_name(received) + ", sending " + signal_name(signal) +
+           " to " + std::to_string(running_) + (running_ == 1 ? " rank" : " ranks"));
   signal_running(signal);
   arm_kill_deadline(kGraceAfterForwarding);
+}
+
+void Supervisor::relay(int signal) {
+  if (running_ == 0) return;
+  report(std::string("received ") + signal_name(signal) + ", passing it on to " +
+         std::to_string(running_) + (running_ == 1 ? " rank" : " ranks"));
+  signal_running(signal);
 }
 
 void Supervisor::signal_running(int signal) {
