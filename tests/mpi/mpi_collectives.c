@@ -22,36 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-  ALLREDUCE,
-  BCAST,
-  REDUCE,
-  ALLGATHER,
-  ALLGATHERV,
-  REDUCE_SCATTER,
-  REDUCE_SCATTER_BLOCK,
-  ALLTOALL,
-  ALLTOALLV,
-  GATHER,
-  SCATTER,
-  BARRIER,
-  IALLREDUCE,
-  IBCAST,
-  NCOLL
-};
-static const char *names[NCOLL] = {"allreduce",
-                                   "bcast",
-                                   "reduce",
-                                   "allgather",
-                                   "allgatherv",
-                                   "reduce_scatter",
-                                   "reduce_scatter_block",
-                                   "alltoall",
-                                   "alltoallv",
-                                   "gather",
-                                   "scatter",
-                                   "barrier",
-                                   "iallreduce",
+enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, ALLGATHERV, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK,
+       ALLTOALL, ALLTOALLV, GATHER, SCATTER, BARRIER, IALLREDUCE, IBCAST, NCOLL };
+static const char *names[NCOLL] = {"allreduce", "bcast", "reduce", "allgather", "allgatherv",
+                                   "reduce_scatter", "reduce_scatter_block", "alltoall",
+                                   "alltoallv", "gather", "scatter", "barrier", "iallreduce",
                                    "ibcast"};
 static long taken[NCOLL], total[NCOLL];
 static int world_rank, failures;
@@ -88,9 +63,7 @@ static void check(int ok, const char *what, int id, int comm_rank) {
 }
 
 /* Element i of rank r's input: small integers, exact in every type and every op here. */
-static int value(int r, int i) {
-  return (r * 7 + i * 3) % 11 + 1;
-}
+static int value(int r, int i) { return (r * 7 + i * 3) % 11 + 1; }
 
 struct type_case {
   MPI_Datatype type;
@@ -101,23 +74,13 @@ struct type_case {
 
 static void store(struct type_case t, void *buf, int i, long v) {
   switch (t.size) {
-    case 1:
-      ((int8_t *)buf)[i] = (int8_t)v;
-      break;
-    case 2:
-      ((int16_t *)buf)[i] = (int16_t)v;
-      break;
+    case 1: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case 2: ((int16_t *)buf)[i] = (int16_t)v; break;
     case 4:
-      if (t.is_float)
-        ((float *)buf)[i] = (float)v;
-      else
-        ((int32_t *)buf)[i] = (int32_t)v;
+      if (t.is_float) ((float *)buf)[i] = (float)v; else ((int32_t *)buf)[i] = (int32_t)v;
       break;
     default:
-      if (t.is_float)
-        ((double *)buf)[i] = (double)v;
-      else
-        ((int64_t *)buf)[i] = (int64_t)v;
+      if (t.is_float) ((double *)buf)[i] = (double)v; else ((int64_t *)buf)[i] = (int64_t)v;
   }
 }
 
@@ -135,9 +98,7 @@ static long combine(MPI_Op op, long a, long b) {
 }
 
 /* A C bool holds 0 or 1: its inputs are the values' low bits. */
-static int input(struct type_case t, int r, int i) {
-  return t.is_bool ? value(r, i) & 1 : value(r, i);
-}
+static int input(struct type_case t, int r, int i) { return t.is_bool ? value(r, i) & 1 : value(r, i); }
 
 static long expected(struct type_case t, MPI_Op op, int n, int i) {
   long acc = input(t, 0, i);
@@ -151,30 +112,21 @@ static void reductions(MPI_Comm comm, const char *name) {
   MPI_Comm_size(comm, &n);
   /* The first ten at every count; the rest (every other predefined type braid reduces) at
    * two counts, which keeps the run short. */
-  const struct type_case types[] = {{MPI_INT, sizeof(int), 0, 0},
-                                    {MPI_LONG, sizeof(long), 0, 0},
-                                    {MPI_SHORT, sizeof(short), 0, 0},
-                                    {MPI_SIGNED_CHAR, 1, 0, 0},
-                                    {MPI_UNSIGNED, sizeof(unsigned), 0, 0},
-                                    {MPI_UINT64_T, 8, 0, 0},
-                                    {MPI_INT8_T, 1, 0, 0},
-                                    {MPI_UINT16_T, 2, 0, 0},
-                                    {MPI_FLOAT, sizeof(float), 1, 0},
-                                    {MPI_DOUBLE, sizeof(double), 1, 0},
-                                    {MPI_LONG_LONG, sizeof(long long), 0, 0},
-                                    {MPI_CHAR, 1, 0, 0},
-                                    {MPI_UNSIGNED_CHAR, 1, 0, 0},
-                                    {MPI_UNSIGNED_SHORT, sizeof(short), 0, 0},
-                                    {MPI_UNSIGNED_LONG, sizeof(long), 0, 0},
-                                    {MPI_INT16_T, 2, 0, 0},
-                                    {MPI_INT32_T, 4, 0, 0},
-                                    {MPI_INT64_T, 8, 0, 0},
-                                    {MPI_UINT8_T, 1, 0, 0},
-                                    {MPI_UINT32_T, 4, 0, 0},
-                                    {MPI_C_BOOL, sizeof(_Bool), 0, 1}};
+  const struct type_case types[] = {
+      {MPI_INT, sizeof(int), 0, 0},           {MPI_LONG, sizeof(long), 0, 0},
+      {MPI_SHORT, sizeof(short), 0, 0},       {MPI_SIGNED_CHAR, 1, 0, 0},
+      {MPI_UNSIGNED, sizeof(unsigned), 0, 0}, {MPI_UINT64_T, 8, 0, 0},
+      {MPI_INT8_T, 1, 0, 0},                  {MPI_UINT16_T, 2, 0, 0},
+      {MPI_FLOAT, sizeof(float), 1, 0},       {MPI_DOUBLE, sizeof(double), 1, 0},
+      {MPI_LONG_LONG, sizeof(long long), 0, 0}, {MPI_CHAR, 1, 0, 0},
+      {MPI_UNSIGNED_CHAR, 1, 0, 0},           {MPI_UNSIGNED_SHORT, sizeof(short), 0, 0},
+      {MPI_UNSIGNED_LONG, sizeof(long), 0, 0}, {MPI_INT16_T, 2, 0, 0},
+      {MPI_INT32_T, 4, 0, 0},                 {MPI_INT64_T, 8, 0, 0},
+      {MPI_UINT8_T, 1, 0, 0},                 {MPI_UINT32_T, 4, 0, 0},
+      {MPI_C_BOOL, sizeof(_Bool), 0, 1}};
   const size_t common_types = 10;
-  const MPI_Op ops[] = {MPI_SUM,  MPI_MIN,  MPI_MAX, MPI_BAND, MPI_BOR,
-                        MPI_BXOR, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_PROD};
+  const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR,
+                        MPI_LXOR, MPI_PROD};
   const int counts[] = {1, 7, 1000, 20000};
   int id = 0;
   for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t)
@@ -271,9 +223,7 @@ static void passthrough(MPI_Comm comm) {
   check(err_class == MPI_ERR_OP, "allreduce band on double", 0, rank);
   MPI_Comm_set_errhandler(comm, was);
   MPI_Errhandler_free(&was);
-  struct {
-    int value, rank;
-  } loc = {rank % 2 ? 100 : rank, rank}, best;
+  struct { int value, rank; } loc = {rank % 2 ? 100 : rank, rank}, best;
   MPI_Allreduce(&loc, &best, 1, MPI_2INT, MPI_MINLOC, comm);
   made(ALLREDUCE, 0);
   check(best.value == 0 && best.rank == 0, "allreduce minloc", 0, rank);
@@ -324,8 +274,7 @@ static void passthrough(MPI_Comm comm) {
   made(REDUCE_SCATTER, n == 1); /* one rank: its counts are all equal */
   int first = 0;
   for (int r = 0; r < rank; ++r) first += rc[r];
-  for (int i = 0; i < rc[rank]; ++i)
-    check(out[i] == n * (first + i), "reduce_scatter unequal", i, rank);
+  for (int i = 0; i < rc[rank]; ++i) check(out[i] == n * (first + i), "reduce_scatter unequal", i, rank);
   free(rc);
   free(in);
   /* Non-blocking: left to MPI for now. */
@@ -402,15 +351,13 @@ static void movement(MPI_Comm comm, const char *name) {
           check(recv[displ[r] + i] == value(r, i), "allgatherv negative displacements", id, rank);
       /* alltoall: block d of rank r = value(r * 100 + d, i) */
       for (int d = 0; d < n; ++d)
-        for (int i = 0; i < count; ++i)
-          send[(size_t)d * (size_t)count + (size_t)i] = value(rank * 100 + d, i);
+        for (int i = 0; i < count; ++i) send[(size_t)d * (size_t)count + (size_t)i] = value(rank * 100 + d, i);
       if (in_place) memcpy(recv, send, sizeof(int) * (size_t)count * un);
       MPI_Alltoall(in_place ? MPI_IN_PLACE : send, count, MPI_INT, recv, count, MPI_INT, comm);
       made(ALLTOALL, 1);
       for (int s = 0; s < n; ++s)
         for (int i = 0; i < count; ++i)
-          check(recv[(size_t)s * (size_t)count + (size_t)i] == value(s * 100 + rank, i), "alltoall",
-                id, rank);
+          check(recv[(size_t)s * (size_t)count + (size_t)i] == value(s * 100 + rank, i), "alltoall", id, rank);
       /* alltoallv: rank r sends (r + d) % 3 * count / 4 elements to d */
       int *sc = malloc(sizeof(int) * un), *sd = malloc(sizeof(int) * un);
       int *rcv = malloc(sizeof(int) * un), *rd = malloc(sizeof(int) * un), sat = 0, rat = 0;
@@ -432,17 +379,11 @@ static void movement(MPI_Comm comm, const char *name) {
       for (int s = 0; s < n; ++s)
         for (int i = 0; i < rcv[s]; ++i)
           check(recv[rd[s] + i] == value(s * 100 + rank, i), "alltoallv", id, rank);
-      free(sc);
-      free(sd);
-      free(rcv);
-      free(rd);
-      free(rc);
-      free(displ);
+      free(sc); free(sd); free(rcv); free(rd); free(rc); free(displ);
       /* gather and scatter at every root */
       for (int i = 0; i < count; ++i) send[i] = value(rank, i);
       const int is_root = rank == root;
-      if (in_place && is_root)
-        memcpy(recv + (size_t)root * (size_t)count, send, sizeof(int) * (size_t)count);
+      if (in_place && is_root) memcpy(recv + (size_t)root * (size_t)count, send, sizeof(int) * (size_t)count);
       MPI_Gather(in_place && is_root ? MPI_IN_PLACE : send, count, MPI_INT, recv, count, MPI_INT,
                  root, comm);
       made(GATHER, 1);
@@ -452,8 +393,7 @@ static void movement(MPI_Comm comm, const char *name) {
             check(recv[(size_t)r * (size_t)count + (size_t)i] == value(r, i), "gather", id, rank);
       if (is_root)
         for (int d = 0; d < n; ++d)
-          for (int i = 0; i < count; ++i)
-            send[(size_t)d * (size_t)count + (size_t)i] = value(d + 50, i);
+          for (int i = 0; i < count; ++i) send[(size_t)d * (size_t)count + (size_t)i] = value(d + 50, i);
       int *mine = in_place && is_root ? send + (size_t)root * (size_t)count : recv;
       MPI_Scatter(send, count, MPI_INT, in_place && is_root ? MPI_IN_PLACE : recv, count, MPI_INT,
                   root, comm);
