@@ -32,12 +32,13 @@ braid_comm_t reduction(Coll c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, int 
     note_pass(c, "MPI_C_BOOL with a non-logical op");
     return nullptr;
   }
-  // Bitwise and logical ops on floating types, and logical ops on Fortran's INTEGER: MPI
+  // Bitwise and logical ops on floating types, and logical ops on Fortran's INTEGERs: MPI
   // defines none of them and reports MPI_ERR_OP, which is what the program should get.
   const bool floating =
       *dt == BRAID_FLOAT16 || *dt == BRAID_BFLOAT16 || *dt == BRAID_FLOAT32 || *dt == BRAID_FLOAT64;
   if ((floating && (logical || *bop == BRAID_BAND || *bop == BRAID_BOR || *bop == BRAID_BXOR)) ||
-      (logical && type == MPI_INTEGER)) {
+      (logical && (type == MPI_INTEGER || type == MPI_INTEGER1 || type == MPI_INTEGER2 ||
+                   type == MPI_INTEGER4 || type == MPI_INTEGER8))) {
     note_pass(c, "op MPI does not define on this datatype (MPI reports it)");
     return nullptr;
   }

@@ -131,7 +131,10 @@ bool in_order(MPI_Datatype type, int depth) {
   int ni = 0, na = 0, nt = 0, combiner = 0;
   if (depth > 16 || PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS)
     return false;
-  if (combiner == MPI_COMBINER_NAMED) return true;
+  // Predefined, and so are MPI_Type_create_f90_*'s (never freed).
+  if (combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
+      combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER)
+    return true;
   std::vector<int> ints(static_cast<size_t>(ni));
   std::vector<MPI_Aint> addrs(static_cast<size_t>(na));
   std::vector<MPI_Datatype> types(static_cast<size_t>(nt));
@@ -182,13 +185,21 @@ bool in_order(MPI_Datatype type, int depth) {
       case MPI_COMBINER_RESIZED:  // lb, extent; the type resized
         ok = addrs[0] == 0 && addrs[1] == sizes[0];
         break;
+      case MPI_COMBINER_SUBARRAY:
+      case MPI_COMBINER_DARRAY:
+        // Their extent is the whole array's: packed (checked by the caller), they are all of
+        // it, in the order it lies (a column of a matrix is not packed).
+        break;
       default:
         ok = false;
     }
-  // get_contents hands out new handles for the parts that are not predefined.
+  // get_contents hands out new handles for the parts that are not predefined (f90 types are
+  // predefined too: freeing one is an error).
   for (MPI_Datatype &t : types) {
     int ti = 0, ta = 0, tt = 0, tc = 0;
-    if (PMPI_Type_get_envelope(t, &ti, &ta, &tt, &tc) == MPI_SUCCESS && tc != MPI_COMBINER_NAMED)
+    if (PMPI_Type_get_envelope(t, &ti, &ta, &tt, &tc) == MPI_SUCCESS && tc != MPI_COMBINER_NAMED &&
+        tc != MPI_COMBINER_F90_REAL && tc != MPI_COMBINER_F90_COMPLEX &&
+        tc != MPI_COMBINER_F90_INTEGER)
       PMPI_Type_free(&t);
   }
   return ok;

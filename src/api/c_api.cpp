@@ -103,7 +103,11 @@ braid_result_t complete(braid_request_t *req) {
   if (alive) --r->comm->open_requests;
   braid_result_t rc = BRAID_SUCCESS;
   std::string message;
-  if (r->collective && r->collective->result() != BRAID_SUCCESS) {
+  if (r->collective && !r->collective->finished()) {
+    // Its communicator went while another thread waited on it (a misuse): no outcome.
+    rc = BRAID_ERR_INVALID_ARGUMENT;
+    message = "the request's communicator was freed before it completed";
+  } else if (r->collective && r->collective->result() != BRAID_SUCCESS) {
     rc = r->collective->result();
     message = r->collective->message();
     if (alive) r->comm->failed = true;

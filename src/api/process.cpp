@@ -38,7 +38,10 @@ bool Process::others_alive() const {
 
 void Process::progress_others(const Comm *except) {
   Registry &r = registry();
-  std::lock_guard all(r.mutex);
+  // Another thread walking them already progresses them all: this one goes back to its own
+  // call rather than waiting (a walk may wait in a diagnosis).
+  std::unique_lock all(r.mutex, std::try_to_lock);
+  if (!all.owns_lock()) return;
   for (Process *p : r.all) {
     // One still being built has no communicator (nor, before that, a transport).
     if (p->live_comms.load(std::memory_order_relaxed) == 0) continue;

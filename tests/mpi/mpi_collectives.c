@@ -265,6 +265,26 @@ static void passthrough(MPI_Comm comm) {
   made(BCAST, 1);
   for (int i = 0; i < 6; ++i) check(tri[i] == 40 + i, "bcast contiguous type", i, rank);
   MPI_Type_free(&three);
+  /* A subarray that is the whole array, and a contiguous type over an f90 integer type (a
+   * predefined part, which must not be freed): both their bytes in order, taken. */
+  MPI_Datatype whole, f90, two_f90;
+  const int full[1] = {4}, from[1] = {0};
+  MPI_Type_create_subarray(1, full, full, from, MPI_ORDER_C, MPI_INT, &whole);
+  MPI_Type_commit(&whole);
+  int arr[4];
+  for (int i = 0; i < 4; ++i) arr[i] = rank == 0 ? 10 + i : 0;
+  MPI_Bcast(arr, 1, whole, 0, comm);
+  made(BCAST, 1);
+  for (int i = 0; i < 4; ++i) check(arr[i] == 10 + i, "bcast whole subarray", i, rank);
+  MPI_Type_free(&whole);
+  MPI_Type_create_f90_integer(9, &f90);
+  MPI_Type_contiguous(2, f90, &two_f90);
+  MPI_Type_commit(&two_f90);
+  int pair9[2] = {rank == 0 ? 7 : 0, rank == 0 ? 8 : 0};
+  MPI_Bcast(pair9, 1, two_f90, 0, comm);
+  made(BCAST, 1);
+  check(pair9[0] == 7 && pair9[1] == 8, "bcast contiguous f90 integers", 0, rank);
+  MPI_Type_free(&two_f90);
   /* Unequal reduce_scatter counts. */
   int *rc = malloc(sizeof(int) * (size_t)n), total_count = 0;
   for (int r = 0; r < n; ++r) total_count += rc[r] = r + 1;

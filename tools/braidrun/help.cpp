@@ -112,7 +112,8 @@ Supervision:
   later. Ranks ending because of this shutdown are listed on one follow-up line.
   SIGINT, SIGTERM and SIGQUIT sent to braidrun are forwarded to every running rank, and
   SIGHUP sends them SIGTERM; ranks still running 5 s later are killed with SIGKILL.
-  SIGUSR1 and SIGUSR2 are passed on to every running rank and the job goes on.
+  SIGUSR1 and SIGUSR2 are passed on to every rank running here (not to launch agents,
+  which ssh would end) and the job goes on.
   Each rank runs in its own process group and signals are sent to the whole group, so
   processes a rank started itself (e.g. from a wrapper script) are stopped with it. As
   a consequence ranks must not read from a terminal. Ranks are killed with SIGKILL if

@@ -85,7 +85,7 @@ class Supervisor {
   // Sends `signal` to every running rank and SIGKILL to those left after the grace period;
   // `received`: what braidrun got, when it is another signal (SIGHUP ends the job by SIGTERM).
   void forward(int signal, int received = 0);
-  // Sends `signal` to every running rank; the job goes on.
+  // Sends `signal` to every rank running here (not through a launch agent); the job goes on.
   void relay(int signal);
   void signal_running(int signal);
   void arm_kill_deadline(Clock::duration grace);
@@ -221,10 +221,16 @@ void Supervisor::forward(int signal, int received) {
 }
 
 void Supervisor::relay(int signal) {
-  if (running_ == 0) return;
+  // Only to ranks running here: a launch agent such as ssh dies of SIGUSR1 itself, and its
+  // rank would count as failed (the job is meant to go on).
+  int here = 0;
+  for (const RankState &rank : ranks_) here += rank.running && rank.where.empty() ? 1 : 0;
+  if (here == 0) return;
   report(std::string("received ") + signal_name(signal) + ", passing it on to " +
-         std::to_string(running_) + (running_ == 1 ? " rank" : " ranks"));
-  signal_running(signal);
+         std::to_string(here) + (here == 1 ? " rank" : " ranks") +
+         (static_cast<std::size_t>(here) < running_ ? " running here" : ""));
+  for (const RankState &rank : ranks_)
+    if (rank.running && rank.where.empty() && kill(-rank.pid, signal) != 0) kill(rank.pid, signal);
 }
 
 void Supervisor::signal_running(int signal) {
