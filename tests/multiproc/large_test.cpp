@@ -11,13 +11,13 @@ namespace {
 
 constexpr size_t kCount = (size_t{1} << 31) + 4099;  // int8 elements: > 2^31 bytes
 
-bool enabled() {
+bool large_enabled() {
   const char *v = std::getenv("BRAID_TEST_LARGE");
   return v != nullptr && v[0] == '1';
 }
 
 TEST(Large, AllreduceAndBroadcastBeyondTwoGiB) {
-  if (!enabled()) GTEST_SKIP() << "set BRAID_TEST_LARGE=1 (needs ~2.2 GiB per rank)";
+  if (!large_enabled()) GTEST_SKIP() << "set BRAID_TEST_LARGE=1 (needs ~2.2 GiB per rank)";
   std::vector<int8_t> v(kCount);
   for (size_t i = 0; i < kCount; ++i)
     v[i] = static_cast<int8_t>((i + static_cast<size_t>(rank())) % 5);

@@ -11,13 +11,13 @@
 namespace mp {
 namespace {
 
-bool enabled() {
+bool timeout_enabled() {
   const char *v = std::getenv("BRAID_TEST_TIMEOUT");
   return v != nullptr && v[0] == '1';
 }
 
 TEST(Timeout, ErrorNamesThePeerAndTheCollective) {
-  if (!enabled()) GTEST_SKIP() << "set BRAID_TEST_TIMEOUT=1 and BRAID_TIMEOUT=2";
+  if (!timeout_enabled()) GTEST_SKIP() << "set BRAID_TEST_TIMEOUT=1 and BRAID_TIMEOUT=2";
   ASSERT_EQ(size(), 2);
   const double timeout_s = std::atof(std::getenv("BRAID_TIMEOUT"));
   ASSERT_GT(timeout_s, 0);

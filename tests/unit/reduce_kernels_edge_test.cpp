@@ -15,14 +15,10 @@
 #include "error.hpp"
 #include "kernels/half.hpp"
 #include "kernels/reduce_kernels.hpp"
+#include "same_bits.hpp"
 
 namespace braid::coll {
 namespace {
-
-template <typename S>
-bool same_bits(S a, S b) {
-  return std::memcmp(&a, &b, sizeof(S)) == 0;
-}
 
 // 70 elements: one vector block plus a scalar remainder, so each value is checked in both code
 // paths.

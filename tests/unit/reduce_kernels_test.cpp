@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/half.hpp"
+#include "same_bits.hpp"
 
 namespace braid::coll {
 namespace {
@@ -195,11 +196,6 @@ const char *alias_name(Alias a) {
       return "dst==left==right";
   }
   return "?";
-}
-
-template <typename S>
-bool same_bits(S a, S b) {
-  return std::memcmp(&a, &b, sizeof(S)) == 0;
 }
 
 // Runs one (dtype, op, count, alias) case. The buffers carry a guard zone on both sides and an
