@@ -78,6 +78,16 @@ int cancel_request(Context *ctx, Request *req) {
       // Every READ done and the FIN queued: it still goes out, without the request.
       if (detach_queued(ctx, req)) break;
       rc = drain_reads(ctx, req);
+      if (req->reads_done < req->reads_posted) {
+        // The READs did not drain (timeout, or the device failed): the peer's queue pairs go to
+        // the error state, which flushes them, and the request stays allocated with its
+        // registration until the last one is polled (on_read_complete releases it). Released
+        // now, its buffer could still be written, and its slot, named by the READs' wr_id,
+        // would be handed to the next receive.
+        fail_peer(ctx, req->peer, rc, ctx->err != nullptr ? ctx->err : "cancel did not drain");
+        req->free_when_done = true;
+        return rc;
+      }
       if (ctx->peers[static_cast<size_t>(req->peer)].failed == 0) {
         Outgoing fin;
         fin.type = MsgType::Fin;

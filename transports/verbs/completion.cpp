@@ -35,8 +35,13 @@ int on_wc_error(Context *ctx, const ibv_wc &wc, const WrId &id) {
     else if (id.kind != WrKind::Recv)
       ++conn.sq_free;
   }
-  if (id.kind == WrKind::Recv && ctx->classes[klass].srq != nullptr)
-    --ctx->classes[klass].srq_posted;
+  if (id.kind == WrKind::Recv && ctx->classes[klass].srq != nullptr) {
+    ClassState &cls = ctx->classes[klass];
+    --cls.srq_posted;
+    // The buffer is free once its completion is polled, failed or not; the SRQ serves every
+    // other peer, so it goes back rather than shrinking the queue for good.
+    if (!ctx->finalizing) cls.srq_repost.push_back(id.slot);
+  }
   if (ctx->finalizing) return BRAID_SUCCESS;
   int code = BRAID_ERR_TRANSPORT;
   const char *meaning = "";
@@ -131,10 +136,14 @@ int poll_cq(Context *ctx, int *seen = nullptr) {
       return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: ibv_poll_cq failed on %s", ctx->rank,
                         ctx->device_name.c_str());
     if (seen != nullptr) *seen += n;
+    // Every completion taken off the CQ is handled even after one fails: each returns a buffer,
+    // a send slot or a credit that would otherwise be gone for good.
+    int first_error = BRAID_SUCCESS;
     for (int i = 0; i < n; ++i) {
       int rc = on_completion(ctx, wcs[i]);
-      if (rc != BRAID_SUCCESS) return rc;
+      if (rc != BRAID_SUCCESS && first_error == BRAID_SUCCESS) first_error = rc;
     }
+    if (first_error != BRAID_SUCCESS) return first_error;
     if (n < 32) return BRAID_SUCCESS;
   }
 }
@@ -172,7 +181,11 @@ int poll_async_events(Context *ctx) {
       }
       case IBV_EVENT_PORT_ERR:
       case IBV_EVENT_DEVICE_FATAL:
-        if (ev.event_type == IBV_EVENT_DEVICE_FATAL || ev.element.port_num == ctx->port) {
+      case IBV_EVENT_CQ_ERR:
+      case IBV_EVENT_SRQ_ERR:
+        // A CQ or SRQ in error loses completions or leaves shared-class senders retrying for
+        // ever: the job would otherwise hang until BRAID_TIMEOUT without a reason.
+        if (ev.event_type != IBV_EVENT_PORT_ERR || ev.element.port_num == ctx->port) {
           ctx->fatal = BRAID_ERR_TRANSPORT;
           ctx->fatal_text = "verbs: rank " + std::to_string(ctx->rank) + ": " + ctx->device_name +
                             ":" + std::to_string(ctx->port) + ": " +

@@ -38,8 +38,12 @@ int post_slots(Context *ctx, uint8_t k, ibv_qp *qp, uint32_t conn_index,
     ibv_recv_wr *bad = nullptr;
     int rc = qp != nullptr ? ibv_post_recv(qp, wrs.data(), &bad)
                            : ibv_post_srq_recv(cls.srq, wrs.data(), &bad);
-    size_t posted = rc == 0 ? n : static_cast<size_t>(bad - wrs.data());
-    if (rc != 0 && (bad == nullptr || posted > n)) posted = 0;
+    size_t posted = n;
+    if (rc !=
+        0) {  // bad_wr is the first WR not posted; a provider that leaves it unset posted none
+      bool inside = bad != nullptr && bad >= wrs.data() && bad < wrs.data() + n;
+      posted = inside ? static_cast<size_t>(bad - wrs.data()) : 0;
+    }
     done += posted;
     ctx->counters.recvs_posted += posted;
     if (qp == nullptr) cls.srq_posted += static_cast<uint32_t>(posted);
@@ -201,18 +205,26 @@ int on_srq_limit(Context *ctx, ibv_srq *srq) {
   if (k >= ctx->classes.size() || ctx->classes[k].srq != srq) return BRAID_SUCCESS;
   ClassState &cls = ctx->classes[k];
   ++ctx->counters.srq_limit_events;
-  // Buffers already processed go back first; if the queue still ran low, the traffic outgrows
-  // it: add a whole arena while the SRQ has room.
+  // Buffers already processed go back first; then, since traffic came close to outgrowing the
+  // queue, a whole arena is added while the SRQ has room. Growing is optional: when it fails
+  // (locked memory used up) the queue keeps what it has, and is armed again either way, or the
+  // next burst would find it dry with no event to say so.
   int rc = flush_reposts(ctx);
-  if (rc != BRAID_SUCCESS) return rc;
-  if (cls.srq_slots + cls.spec.count <= cls.srq_max_wr) {
-    rc = add_srq_arena(ctx, k);
-    if (rc != BRAID_SUCCESS) return rc;
-    ++ctx->counters.srq_grows;
-    ctx->logf(1, "verbs: SRQ of class %u (%u-byte buffers) reached its limit: grown to %u buffers",
-              k, cls.slot_bytes, cls.srq_slots);
+  if (rc == BRAID_SUCCESS && cls.srq_slots + cls.spec.count <= cls.srq_max_wr) {
+    if (add_srq_arena(ctx, k) == BRAID_SUCCESS) {
+      ++ctx->counters.srq_grows;
+      ctx->logf(1,
+                "verbs: SRQ of class %u (%u-byte buffers) reached its limit: grown to %u buffers",
+                k, cls.slot_bytes, cls.srq_slots);
+    } else {
+      ctx->logf(0,
+                "verbs: SRQ of class %u (%u-byte buffers) reached its limit and could not grow "
+                "past %u buffers: %s",
+                k, cls.slot_bytes, cls.srq_slots, ctx->err != nullptr ? ctx->err : "");
+    }
   }
-  return arm_srq(ctx, k);
+  int armed = arm_srq(ctx, k);
+  return rc != BRAID_SUCCESS ? rc : armed;
 }
 
 }  // namespace braid::verbs

@@ -144,6 +144,11 @@ int on_read_complete(Context *ctx, Request *req, bool ok, int code, const std::s
     req->error = why;
   }
   bool drained = req->reads_done == req->reads_posted;
+  if (drained && req->free_when_done) {  // cancelled while READs were in flight (cancel.cpp)
+    release_transient(req, true);
+    ctx->requests.release(req);
+    return BRAID_SUCCESS;
+  }
   if (req->read_status != 0) {
     if (drained) {  // the device no longer writes into the buffer: now it may fail
       release_transient(req, true);
