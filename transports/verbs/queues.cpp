@@ -38,9 +38,9 @@ int post_slots(Context *ctx, uint8_t k, ibv_qp *qp, uint32_t conn_index,
     ibv_recv_wr *bad = nullptr;
     int rc = qp != nullptr ? ibv_post_recv(qp, wrs.data(), &bad)
                            : ibv_post_srq_recv(cls.srq, wrs.data(), &bad);
+    // bad_wr is the first WR not posted; a provider that leaves it unset posted none.
     size_t posted = n;
-    if (rc !=
-        0) {  // bad_wr is the first WR not posted; a provider that leaves it unset posted none
+    if (rc != 0) {
       bool inside = bad != nullptr && bad >= wrs.data() && bad < wrs.data() + n;
       posted = inside ? static_cast<size_t>(bad - wrs.data()) : 0;
     }
