@@ -1,6 +1,8 @@
 #include "comm/transport.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include <unistd.h>
 
@@ -67,7 +69,7 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
         RegionRegistry::instance(),
         [this](void *addr, size_t bytes) -> void * {
           braid_transport_mr_t mr = nullptr;
-          if (ops_->reg_mr(ctx_, addr, bytes, &mr) != BRAID_SUCCESS) {
+          if (call([&] { return ops_->reg_mr(ctx_, addr, bytes, &mr); }) != BRAID_SUCCESS) {
             // Unregistered memory still works (the plugin registers internally); only slower.
             log(LogLevel::warn, plugin_.name, " transport: registering ", bytes,
                 " bytes failed, using the region unregistered: ", err_);
@@ -78,17 +80,59 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
           return mr;
         },
         [this](void *mr) {
-          if (ops_->dereg_mr(ctx_, mr) != BRAID_SUCCESS) {
-            log(LogLevel::warn, plugin_.name, " transport: deregistration failed: ", err_);
-            err_[0] = '\0';
+          std::unique_lock lock(mutex_, std::try_to_lock);
+          if (lock.owns_lock()) {
+            deregister(mr);
+            return;
           }
+          std::lock_guard deferred(deferred_mutex_);
+          deferred_deregs_.push_back(mr);
+          has_deferred_.store(true, std::memory_order_release);
         });
   }
 }
 
 Transport::~Transport() {
   registrations_.reset();  // deregisters while the context exists
+  enter();                 // and the deferred ones
   if (ctx_ != nullptr) ops_->finalize(ctx_);
+}
+
+template <typename F>
+int Transport::call(F &&f) {
+#ifndef NDEBUG
+  if (callers_.fetch_add(1, std::memory_order_acq_rel) != 0) {
+    std::fprintf(stderr, "braid: two threads inside the %s transport plugin at once\n",
+                 plugin_.name.c_str());
+    std::abort();
+  }
+  int rc = f();
+  callers_.fetch_sub(1, std::memory_order_acq_rel);
+  return rc;
+#else
+  return f();
+#endif
+}
+
+std::unique_lock<std::recursive_mutex> Transport::enter() {
+  std::unique_lock lock(mutex_);
+  if (has_deferred_.load(std::memory_order_acquire)) {
+    std::vector<void *> mrs;
+    {
+      std::lock_guard deferred(deferred_mutex_);
+      mrs.swap(deferred_deregs_);
+      has_deferred_.store(false, std::memory_order_relaxed);
+    }
+    for (void *mr : mrs) deregister(mr);
+  }
+  return lock;
+}
+
+void Transport::deregister(void *mr) {
+  if (call([&] { return ops_->dereg_mr(ctx_, mr); }) != BRAID_SUCCESS) {
+    log(LogLevel::warn, plugin_.name, " transport: deregistration failed: ", err_);
+    err_[0] = '\0';
+  }
 }
 
 void Transport::raise(int code, const char *what) {
@@ -99,40 +143,40 @@ void Transport::raise(int code, const char *what) {
 
 braid_transport_req_t Transport::isend(int peer, uint64_t tag, const void *buf, size_t bytes,
                                        braid_transport_mr_t mr) {
-  std::lock_guard lock(mutex_);
+  auto lock = enter();
   braid_transport_req_t req = nullptr;
-  int rc = ops_->isend(ctx_, peer, tag, buf, bytes, mr, &req);
+  int rc = call([&] { return ops_->isend(ctx_, peer, tag, buf, bytes, mr, &req); });
   if (rc != BRAID_SUCCESS) raise(rc, "send");
   return req;
 }
 
 braid_transport_req_t Transport::irecv(int peer, uint64_t tag, void *buf, size_t bytes,
                                        braid_transport_mr_t mr) {
-  std::lock_guard lock(mutex_);
+  auto lock = enter();
   braid_transport_req_t req = nullptr;
-  int rc = ops_->irecv(ctx_, peer, tag, buf, bytes, mr, &req);
+  int rc = call([&] { return ops_->irecv(ctx_, peer, tag, buf, bytes, mr, &req); });
   if (rc != BRAID_SUCCESS) raise(rc, "receive");
   return req;
 }
 
 bool Transport::test(braid_transport_req_t req, size_t *bytes) {
-  std::lock_guard lock(mutex_);
+  auto lock = enter();
   int done = 0;
-  int rc = ops_->test(ctx_, req, &done, bytes);
+  int rc = call([&] { return ops_->test(ctx_, req, &done, bytes); });
   if (rc != BRAID_SUCCESS) raise(rc, "completion");
   return done != 0;
 }
 
 void Transport::progress() {
-  std::lock_guard lock(mutex_);
-  int rc = ops_->progress(ctx_);
+  auto lock = enter();
+  int rc = call([&] { return ops_->progress(ctx_); });
   if (rc != BRAID_SUCCESS) raise(rc, "progress");
   if (!abandoned_.empty()) {
     std::erase_if(abandoned_, [this](braid_transport_req_t req) {
       int done = 0;
       size_t bytes = 0;
       // A failed request is freed by the plugin too; either way it is gone.
-      if (ops_->test(ctx_, req, &done, &bytes) != BRAID_SUCCESS) {
+      if (call([&] { return ops_->test(ctx_, req, &done, &bytes); }) != BRAID_SUCCESS) {
         err_[0] = '\0';
         return true;
       }
@@ -142,7 +186,7 @@ void Transport::progress() {
 }
 
 void Transport::abandon(braid_transport_req_t req) noexcept {
-  std::lock_guard lock(mutex_);
+  auto lock = enter();
   try {
     abandoned_.push_back(req);
   } catch (...) {
@@ -155,24 +199,26 @@ void Transport::wait(int timeout_ms) {
     usleep(100);
     return;
   }
-  std::lock_guard lock(mutex_);
-  int rc = ops_->wait(ctx_, timeout_ms);
+  auto lock = enter();
+  int rc = call([&] { return ops_->wait(ctx_, timeout_ms); });
   if (rc != BRAID_SUCCESS) raise(rc, "wait");
 }
 
 void Transport::cancel(braid_transport_req_t req) noexcept {
-  std::lock_guard lock(mutex_);
-  if (ops_->cancel(ctx_, req) != BRAID_SUCCESS) {
+  auto lock = enter();
+  if (call([&] { return ops_->cancel(ctx_, req); }) != BRAID_SUCCESS) {
     log(LogLevel::warn, plugin_.name, " transport cancel: ", err_);
     err_[0] = '\0';
   }
 }
 
 std::vector<braid_transport_counter_t> Transport::counters() {
-  std::lock_guard lock(mutex_);
+  auto lock = enter();
   std::vector<braid_transport_counter_t> out(64);
   size_t n = out.size();
-  if (ops_->counters == nullptr || ops_->counters(ctx_, out.data(), &n) != BRAID_SUCCESS) return {};
+  if (ops_->counters == nullptr ||
+      call([&] { return ops_->counters(ctx_, out.data(), &n); }) != BRAID_SUCCESS)
+    return {};
   out.resize(std::min(n, out.size()));
   return out;
 }

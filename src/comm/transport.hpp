@@ -41,7 +41,7 @@ class Transport {
   // [buf, buf + bytes), made on first use; nullptr for other memory or without reg_mr.
   braid_transport_mr_t registration(const void *buf, size_t bytes) {
     if (!registrations_) return nullptr;
-    std::lock_guard lock(mutex_);
+    auto lock = enter();
     return registrations_->lookup(buf, bytes);
   }
   // Registrations made so far (each region once per communicator) and still held.
@@ -66,14 +66,30 @@ class Transport {
 
  private:
   [[noreturn]] void raise(int code, const char *what);
+  // Takes mutex_ and first releases registrations whose regions were freed while another thread
+  // was inside the plugin.
+  std::unique_lock<std::recursive_mutex> enter();
+  // One call into the plugin (caller holds mutex_); debug builds check that no other thread is
+  // inside it at the same time, as the plugin ABI requires.
+  template <typename F>
+  int call(F &&f);
+  void deregister(void *mr);  // caller holds mutex_
 
   Plugin plugin_;
   const braid_transport_v1_t *ops_;
   // Plugins serve one caller at a time (UCX worker in single-thread mode; verbs queues):
-  // every call into the plugin holds this. Only the registration cache's lock is taken under
-  // it.
+  // every call into the plugin holds this. Only the region registry's and the registration
+  // cache's locks are taken under it.
   mutable std::recursive_mutex mutex_;
   std::atomic<bool> shared_by_threads_{false};
+  // braid_mem_free releases its region's registration from whatever thread frees it, under the
+  // region registry's lock, which a caller holding mutex_ may be waiting for (registration()):
+  // so it never waits for mutex_. When another thread holds it, the handle waits here for that
+  // thread's next call.
+  std::mutex deferred_mutex_;  // a leaf: nothing is locked under it
+  std::vector<void *> deferred_deregs_;
+  std::atomic<bool> has_deferred_{false};
+  std::atomic<int> callers_{0};  // threads inside the plugin (debug builds check it stays <= 1)
   braid_transport_ctx_t ctx_ = nullptr;
   braid_transport_props_t props_{};
   char err_[1024] = {0};

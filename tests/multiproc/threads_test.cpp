@@ -63,5 +63,51 @@ TEST(Threads, CommunicatorsUsedByTwoThreadsAtOnce) {
   ASSERT_EQ(braid_comm_free(&b), BRAID_SUCCESS);
 }
 
+// braid_mem_free from one thread while another is inside the transport: the freed region's
+// registration must not be released by a second caller inside the plugin at once (debug builds
+// abort on that; the CI's ASan job is one, and runs this over the transport with the node path
+// off), nor wait for the other thread (it may hold the transport while waiting for the region
+// registry, which the free holds).
+TEST(Threads, MemoryFreedWhileAnotherThreadIsInTheTransport) {
+  braid_comm_t a = nullptr;
+  ASSERT_EQ(braid_comm_dup(world(), &a), BRAID_SUCCESS) << braid_last_error();
+  std::atomic<int> failures{0};
+  std::string why_a, why_main;
+  // Regions are freed in bursts of 32, so that the other thread is inside the plugin during
+  // some of the frees (the unfixed code aborted in most runs).
+  std::thread ta(work, a, 1, 600, &failures, &why_a);
+  const int n = size();
+  constexpr int kBurst = 32;
+  for (int k = 0; k < 30 && why_main.empty(); ++k) {
+    const size_t count = k % 2 == 0 ? 16 : 8192;  // eager and rendezvous sizes
+    std::vector<int64_t *> regions;
+    for (int j = 0; j < kBurst; ++j) {
+      void *p = nullptr;
+      if (braid_mem_alloc(count * sizeof(int64_t), -1, &p) != BRAID_SUCCESS) {
+        why_main = braid_last_error();
+        break;
+      }
+      auto *v = static_cast<int64_t *>(p);
+      regions.push_back(v);
+      for (size_t i = 0; i < count; ++i) v[i] = k + j + rank();
+      // Registers the region with the transport (the node path is off in the runs that matter).
+      if (braid_allreduce(v, v, count, BRAID_INT64, BRAID_SUM, world()) != BRAID_SUCCESS) {
+        why_main = braid_last_error();
+        break;
+      }
+      if (v[count - 1] != int64_t{k + j} * n + n * (n - 1) / 2) {
+        why_main = "allreduce in a braid_mem_alloc buffer gave " + std::to_string(v[count - 1]);
+        break;
+      }
+    }
+    for (int64_t *v : regions)
+      if (braid_mem_free(v) != BRAID_SUCCESS && why_main.empty()) why_main = braid_last_error();
+  }
+  if (!why_main.empty()) ++failures;
+  ta.join();
+  EXPECT_EQ(failures.load(), 0) << why_a << " / " << why_main;
+  ASSERT_EQ(braid_comm_free(&a), BRAID_SUCCESS);
+}
+
 }  // namespace
 }  // namespace mp
