@@ -1,6 +1,7 @@
 #include "job/rendezvous_board.hpp"
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "bootstrap/socket.hpp"
@@ -50,8 +51,10 @@ bs::Fd connect_to_service(const std::vector<Endpoint> &service, const bs::Deadli
   }
 }
 
-std::string read_line(int fd, const bs::Deadline &deadline, double timeout_s, const std::string &me,
-                      const std::string &waiting_for) {
+// The reply line; nullopt (with *lost saying how) when the service closed the connection first.
+std::optional<std::string> read_line(int fd, const bs::Deadline &deadline, double timeout_s,
+                                     const std::string &me, const std::string &waiting_for,
+                                     std::string *lost) {
   std::string line;
   char buf[512];
   while (line.find('\n') == std::string::npos) {
@@ -61,10 +64,10 @@ std::string read_line(int fd, const bs::Deadline &deadline, double timeout_s, co
            " s waiting for the rendezvous service (braidrun's, or a unique id's) ", waiting_for);
     bs::IoResult io = bs::recv_some(fd, buf, sizeof buf);
     if (io.state == bs::IoState::again) continue;
-    if (io.state != bs::IoState::ok)
-      fail(BRAID_ERR_BOOTSTRAP, me,
-           "lost the rendezvous service (braidrun's, or a unique id's) while waiting ", waiting_for,
-           ": ", bs::describe(io));
+    if (io.state != bs::IoState::ok) {
+      *lost = bs::describe(io);
+      return std::nullopt;
+    }
     line.append(buf, io.bytes);
     if (line.size() > kMaxLine)
       fail(BRAID_ERR_BOOTSTRAP, me,
@@ -83,8 +86,6 @@ RootContact RendezvousBoard::share(const RootContact *mine) {
          "BRAID_RENDEZVOUS needs a BRAID_JOB_KEY without blanks (braidrun sets both)");
   const bs::Deadline deadline = bs::Deadline::after(timeout_s_);
   std::string where;
-  bs::Fd fd = connect_to_service(service_, deadline, me, &where);
-
   std::string request = cat("braid-rendezvous 1 ", job_key_, " ", rank_, " ");
   if (mine) {
     request += "publish ";
@@ -93,16 +94,36 @@ RootContact RendezvousBoard::share(const RootContact *mine) {
   } else {
     request += "lookup\n";
   }
-  bs::IoResult io = bs::send_all(fd.get(), request.data(), request.size(), deadline);
-  if (io.state != bs::IoState::ok)
-    fail(BRAID_ERR_BOOTSTRAP, me,
-         "could not send to the rendezvous service (braidrun's, or a unique id's) at ", where, ": ",
-         bs::describe(io));
-
-  const std::string waiting_for =
-      mine ? cat("at ", where, " to confirm rank 0's address")
-           : cat("at ", where, " to say where rank 0 listens (rank 0 never registered)");
-  const std::string reply = read_line(fd.get(), deadline, timeout_s_, me, waiting_for);
+  // Asked again on a new connection when the service closes one before answering: it drops
+  // the connections that have waited longest without a request when a flood of them fills it,
+  // so this one may have been taken for the flood's. Both requests can be repeated safely.
+  std::string reply;
+  using namespace std::chrono_literals;
+  for (auto backoff = 10ms;; backoff = std::min(backoff * 2, std::chrono::milliseconds(500))) {
+    bs::Fd fd = connect_to_service(service_, deadline, me, &where);
+    std::string lost;
+    bs::IoResult io = bs::send_all(fd.get(), request.data(), request.size(), deadline);
+    const std::string waiting_for =
+        mine ? cat("at ", where, " to confirm rank 0's address")
+             : cat("at ", where, " to say where rank 0 listens (rank 0 never registered)");
+    std::optional<std::string> line;
+    if (io.state == bs::IoState::ok)
+      line = read_line(fd.get(), deadline, timeout_s_, me, waiting_for, &lost);
+    else
+      lost = bs::describe(io);
+    if (line) {
+      reply = *line;
+      break;
+    }
+    if (deadline.expired())
+      fail(BRAID_ERR_BOOTSTRAP, me,
+           "lost the rendezvous service (braidrun's, or a unique id's) at ", where,
+           " before it answered, until the timeout (", timeout_s_, " s): ", lost);
+    log(LogLevel::info, "bootstrap: the rendezvous service at ", where,
+        " closed the connection before answering (", lost, "); asking again");
+    std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
+        backoff, std::chrono::duration<double>(deadline.seconds_left())));
+  }
   if (reply.rfind("error ", 0) == 0)
     fail(BRAID_ERR_BOOTSTRAP, me, "the rendezvous service (braidrun's, or a unique id's) at ",
          where, " refused this rank: ", reply.substr(6));

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -19,8 +20,18 @@ namespace braid::net {
 namespace {
 
 constexpr size_t kMaxRequest = 4096;
-constexpr size_t kMaxClients = 1024;    // bounds what a connection flood can pin
-constexpr long long kRequestMs = 5000;  // a rank sends its request at once
+constexpr size_t kMaxClients = 1024;       // bounds what a connection flood can pin
+constexpr long long kRequestMs = 5000;     // a rank sends its request at once
+constexpr long long kAcceptPauseMs = 100;  // after accept ran out of file descriptors
+constexpr long long kFloodLogMs = 5000;    // dropped connections are summed up this often
+
+// Connections held at once: at most a quarter of the process's file descriptors, so that a
+// flood leaves the rest (sockets, plugins' files) to the application that hosts the service.
+size_t max_clients() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return kMaxClients;
+  return std::clamp<size_t>(static_cast<size_t>(r.rlim_cur) / 4, 16, kMaxClients);
+}
 
 long long now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -122,8 +133,12 @@ RendezvousService::~RendezvousService() {
 void RendezvousService::run() {
   std::vector<pollfd> fds;
   for (;;) {
-    fds.assign({{stop_read_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}});
-    long long wake = -1;
+    // While accepting is paused the listener is left out: it stays readable, and polling it
+    // would spin.
+    const bool paused = now_ms() < accept_paused_until_ms_;
+    fds.assign({{stop_read_.get(), POLLIN, 0},
+                {listener_.get(), static_cast<short>(paused ? 0 : POLLIN), 0}});
+    long long wake = paused ? accept_paused_until_ms_ : -1;
     for (const Client &c : clients_) {
       fds.push_back({c.fd.get(), POLLIN, 0});
       if (!c.waiting) wake = wake < 0 ? c.deadline_ms : std::min(wake, c.deadline_ms);
@@ -141,18 +156,53 @@ void RendezvousService::run() {
       if (c.fd && !c.waiting && now >= c.deadline_ms) refuse(c, "sent no complete request");
     std::erase_if(clients_, [](const Client &c) { return !c.fd; });
     if (fds[1].revents != 0) accept_clients();
+    if (dropped_ > 0 && now_ms() >= flood_logged_ms_ + kFloodLogMs) {
+      log_("rendezvous service dropped " + std::to_string(dropped_) +
+           " connections that had sent no request, to make room (" +
+           std::to_string(clients_.size()) + " open; a flood of connections to its port?)");
+      dropped_ = 0;
+      flood_logged_ms_ = now_ms();
+    }
   }
 }
 
 void RendezvousService::accept_clients() {
+  const size_t limit = max_clients();
   for (;;) {
     UniqueFd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!fd) return;  // EAGAIN, or an error the next poll round will see again
-    if (clients_.size() >= kMaxClients) continue;  // closed at once
+    if (!fd) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // The connection stays queued and the listener readable: accepting again at once would
+        // spin. Ranks retry, so a pause costs them a moment, not their job.
+        accept_paused_until_ms_ = now_ms() + kAcceptPauseMs;
+        if (!accept_failing_)
+          log_(std::string("rendezvous service: accept failed: ") + std::strerror(errno) + " (" +
+               std::to_string(clients_.size()) + " connections open); pausing for " +
+               std::to_string(kAcceptPauseMs) + " ms at a time until it works again");
+        accept_failing_ = true;
+      }
+      return;  // EAGAIN: nothing more to accept
+    }
+    accept_failing_ = false;
+    if (clients_.size() >= limit && !drop_oldest_silent()) continue;  // all waiting: closed
     Client client{std::move(fd), "", "", false, now_ms() + kRequestMs};
     client.peer = peer_of(client.fd.get());
     clients_.push_back(std::move(client));
   }
+}
+
+// A full table makes room by closing the connection that has waited longest without sending a
+// request: ranks send theirs at once, so under a flood of silent connections the oldest are
+// the flood's, and a rank that connects now is served instead of turned away.
+bool RendezvousService::drop_oldest_silent() {
+  for (Client &c : clients_)
+    if (c.fd && !c.waiting) {
+      c.fd.reset();
+      ++dropped_;
+      std::erase_if(clients_, [](const Client &x) { return !x.fd; });
+      return true;
+    }
+  return false;
 }
 
 void RendezvousService::read_request(Client &client) {

@@ -45,6 +45,7 @@ class RendezvousService {
 
   void run();
   void accept_clients();
+  bool drop_oldest_silent();
   void read_request(Client &client);
   void handle(Client &client, const std::string &line);
   void answer(Client &client, const std::string &reply);
@@ -57,7 +58,11 @@ class RendezvousService {
   UniqueFd stop_read_, stop_write_;
   std::string addresses_;
   std::vector<Client> clients_;
-  std::optional<std::string> root_;  // rank 0's addresses once it registered
+  std::optional<std::string> root_;       // rank 0's addresses once it registered
+  long long accept_paused_until_ms_ = 0;  // accept ran out of descriptors: wait until then
+  bool accept_failing_ = false;           // said once per spell of failures
+  size_t dropped_ = 0;                    // silent connections closed to make room, not yet said
+  long long flood_logged_ms_ = 0;
   std::thread thread_;
 };
 

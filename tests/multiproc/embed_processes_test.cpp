@@ -1,12 +1,18 @@
 // Unique ids without braidrun or PMIx: this test process makes an id and starts its ranks
 // itself (as a framework with its own launcher does), handing them the id on the command line;
 // and an id whose creator has exited fails within BRAID_TIMEOUT, naming the address.
+#include <arpa/inet.h>
 #include <braid/braid.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <spawn.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -142,6 +148,61 @@ TEST(EmbedProcesses, AnIdServesOneGroup) {
   EXPECT_NE(why.find("rank 0 already registered"), std::string::npos) << why;
   EXPECT_LT(took, 15.0) << why;
   std::printf("[ embed ] an id used again: %s after %.2f s\n", why.c_str(), took);
+}
+
+// The port of the id's rendezvous service: the id holds the service's addresses as text after
+// a length byte at offset 41 (src/api/unique_id.cpp), "host:port[,host:port...]".
+int service_port(const braid_unique_id_t &id) {
+  const std::string text(id.internal + 42, static_cast<unsigned char>(id.internal[41]));
+  const std::string first = text.substr(0, text.find(','));
+  return std::atoi(first.substr(first.rfind(':') + 1).c_str());
+}
+
+// Connections that never send a request (a port scanner, a hostile host) fill the service's
+// table; ranks that connect meanwhile must still be served, not turned away, and the service
+// must not spin.
+TEST(EmbedProcesses, AFloodOfSilentConnectionsDoesNotKeepTheGroupFromForming) {
+  unsetenv("BRAID_RANK");
+  unsetenv("BRAID_SIZE");
+  rlimit files{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
+  files.rlim_cur = std::min<rlim_t>(files.rlim_max, 8192);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &files), 0);
+  ASSERT_GE(files.rlim_cur, rlim_t{2600}) << "needs file descriptors for 1100 connections twice";
+  braid_unique_id_t id{};
+  ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  const int port = service_port(id);
+  ASSERT_GT(port, 0);
+  std::vector<int> flood;
+  for (int i = 0; i < 1100; ++i) {  // more than the service holds (1024)
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to), 0) << std::strerror(errno);
+    flood.push_back(fd);
+  }
+  usleep(300 * 1000);  // the service has accepted them (and dropped the oldest to make room)
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(start({g_self, "--rank", to_hex(id), "2", std::to_string(r)}));
+    ASSERT_GT(ranks.back(), 0);
+  }
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+  getrusage(RUSAGE_SELF, &after);
+  for (int fd : flood) close(fd);
+  const auto seconds = [](const rusage &u) {
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  std::printf(
+      "[ embed ] the group formed through 1100 silent connections; this process used "
+      "%.2f s of CPU meanwhile\n",
+      seconds(after) - seconds(before));
 }
 
 TEST(EmbedProcesses, AStaleIdFailsWithinTheTimeout) {
