@@ -61,28 +61,47 @@ Star join_root(const BootstrapConfig &cfg) {
   // tries rank 0's addresses in order; the first that completes the handshake is rank 0's.
   const Deadline deadline = Deadline::after(cfg.timeout_s);
   std::chrono::duration<double> backoff = 10ms;
-  std::vector<std::string> errors(targets.size(), "timed out");
+  std::vector<std::string> errors(targets.size(), "not tried before the deadline");
   Fd fd;
   size_t reached = 0;
   for (;;) {
+    size_t refused = 0;  // addresses whose listener said it is not this job's rank 0
     for (size_t i = 0; i < targets.size() && !fd.valid() && !deadline.expired(); ++i) {
+      // The handshake too is bounded per address: a listener that accepts and never answers
+      // (not a braid rank 0) must not use up the time of the addresses after it.
       const Deadline attempt =
           targets.size() == 1 ? deadline : std::min(deadline, Deadline::after(kPerAddressSeconds));
       const std::string where = format_host_port(targets[i].host, targets[i].port);
       fd = connect_once(targets[i].host, targets[i].port, attempt, &errors[i]);
       if (!fd.valid()) continue;
-      Handshake h = handshake(fd.get(), hello_bytes, deadline);
+      Handshake h = handshake(fd.get(), hello_bytes, attempt);
       if (h.outcome == Handshake::Outcome::accepted) {
         reached = i;
         break;
       }
-      if (h.outcome == Handshake::Outcome::refused)
-        fail(BRAID_ERR_BOOTSTRAP, me, "rank 0 at ", where,
-             " refused this rank: ", describe_reply(h.reply));
-      errors[i] = h.error;
       fd.reset();
+      if (h.outcome == Handshake::Outcome::refused) {
+        // Another job's rank 0 (or another program) may hold one of several published addresses
+        // (a duplicated private address, a container bridge): its refusal of the key or the
+        // protocol is not this job's answer while other addresses remain. Any other refusal is
+        // this job's rank 0 speaking.
+        const auto reply = static_cast<Reply>(h.reply);
+        const bool maybe_another_job =
+            targets.size() > 1 && (reply == Reply::bad_key || reply == Reply::bad_protocol);
+        if (!maybe_another_job)
+          fail(BRAID_ERR_BOOTSTRAP, me, "rank 0 at ", where,
+               " refused this rank: ", describe_reply(h.reply));
+        errors[i] =
+            cat("refused this rank: ", describe_reply(h.reply), " (not this job's rank 0?)");
+        ++refused;
+        continue;
+      }
+      errors[i] = h.error;
     }
     if (fd.valid()) break;
+    if (refused == targets.size())
+      fail(BRAID_ERR_BOOTSTRAP, me, "every address of rank 0 (", address_list(targets),
+           ") refused this rank: ", errors[0]);
     double left = deadline.seconds_left();
     if (left <= 0) {
       if (targets.size() == 1)
