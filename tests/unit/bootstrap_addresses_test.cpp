@@ -24,46 +24,6 @@ TEST(BootstrapAddresses, ListenerPortIsChosenByTheKernel) {
   EXPECT_NE(a.port(), b.port());
 }
 
-TEST(BootstrapAddresses, RanksSkipAnAddressThatDoesNotAnswer) {
-  constexpr int kSize = 3;
-  auto listener = std::make_shared<BootstrapListener>(BootstrapListener::on_any_interface(false));
-  const uint16_t port = listener->port();
-  const uint16_t dead = free_port();  // nothing listens there
-  auto outcomes = run_threads(kSize, [&](int rank) {
-    BootstrapConfig cfg = config(rank, kSize, dead);
-    cfg.more_addresses = {{"127.0.0.1", port}};
-    std::unique_ptr<Bootstrap> b;
-    if (rank == 0) {
-      cfg.port = port;
-      b = make_tcp_bootstrap(cfg, std::move(*listener));
-    } else {
-      b = make_tcp_bootstrap(cfg);
-    }
-    int mine = 10 + rank, all[kSize] = {};
-    b->allgather(&mine, all, sizeof mine);
-    return all[0] == 10 && all[1] == 11 && all[2] == 12 ? std::string() : std::string("bad data");
-  });
-  for (int r = 0; r < kSize; ++r) {
-    EXPECT_TRUE(outcomes[r].ok) << "rank " << r << ": " << outcomes[r].message;
-    EXPECT_EQ(outcomes[r].data, "") << "rank " << r;
-  }
-}
-
-TEST(BootstrapAddresses, NoAnsweringAddressNamesEveryAddressAndItsError) {
-  const uint16_t a = free_port(), b = free_port();
-  BootstrapConfig cfg = config(2, 3, a, "k", 0.5);
-  cfg.more_addresses = {{"127.0.0.1", b}};
-  try {
-    make_tcp_bootstrap(cfg);
-    FAIL() << "formed a job without rank 0";
-  } catch (const Failure &f) {
-    EXPECT_EQ(f.code(), BRAID_ERR_BOOTSTRAP);
-    EXPECT_EQ(f.message(), cat("rank 2: could not reach rank 0 at any of its addresses (127.0.0.1:",
-                               a, ", 127.0.0.1:", b, ") after 0.5 s: 127.0.0.1:", a,
-                               ": Connection refused; 127.0.0.1:", b, ": Connection refused"));
-  }
-}
-
 // Forms a 3-rank job whose ranks 1 and 2 are given `first` before rank 0's real address;
 // returns each rank's outcome.
 std::vector<Outcome> form_behind(uint16_t first) {
@@ -83,6 +43,29 @@ std::vector<Outcome> form_behind(uint16_t first) {
     b->allgather(&mine, all, sizeof mine);
     return all[0] == 10 && all[1] == 11 && all[2] == 12 ? std::string() : std::string("bad data");
   });
+}
+
+TEST(BootstrapAddresses, RanksSkipAnAddressThatDoesNotAnswer) {
+  const auto outcomes = form_behind(free_port());  // nothing listens there
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(outcomes[r].ok) << "rank " << r << ": " << outcomes[r].message;
+    EXPECT_EQ(outcomes[r].data, "") << "rank " << r;
+  }
+}
+
+TEST(BootstrapAddresses, NoAnsweringAddressNamesEveryAddressAndItsError) {
+  const uint16_t a = free_port(), b = free_port();
+  BootstrapConfig cfg = config(2, 3, a, "k", 0.5);
+  cfg.more_addresses = {{"127.0.0.1", b}};
+  try {
+    make_tcp_bootstrap(cfg);
+    FAIL() << "formed a job without rank 0";
+  } catch (const Failure &f) {
+    EXPECT_EQ(f.code(), BRAID_ERR_BOOTSTRAP);
+    EXPECT_EQ(f.message(), cat("rank 2: could not reach rank 0 at any of its addresses (127.0.0.1:",
+                               a, ", 127.0.0.1:", b, ") after 0.5 s: 127.0.0.1:", a,
+                               ": Connection refused; 127.0.0.1:", b, ": Connection refused"));
+  }
 }
 
 TEST(BootstrapAddresses, RanksSkipAnAddressWhereAnotherJobsRankZeroListens) {
