@@ -144,6 +144,10 @@ class Rendezvous {
       return refuse(p, Reply::bad_rank,
                     cat("claims rank ", hello.rank, ", expected 1..", cfg_.size - 1));
     const int rank = static_cast<int>(hello.rank);
+    // The rank may have given up on an earlier connection whose handshake it timed out (its
+    // hello still queued here) and be trying again: if that connection has closed, it goes, and
+    // this one takes its place.
+    if (star_.to_rank[rank].valid()) check_joined(rank);
     if (star_.to_rank[rank].valid())
       return refuse(p, Reply::duplicate_rank,
                     cat("claims rank ", rank, ", which already joined from ",

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <future>
+#include <memory>
 
 #include "bootstrap/wire.hpp"
 #include "bootstrap_harness.hpp"
@@ -203,6 +204,37 @@ TEST(BootstrapHostile, DuplicateRankIsRefusedAndADepartedRankMayRejoin) {
       << log;
   EXPECT_NE(log.find("rank 1"), std::string::npos) << log;
   EXPECT_NE(log.find("disconnected before the job formed"), std::string::npos) << log;
+}
+
+// A rank whose handshake timed out before rank 0 read it (rank 0 busy, or slow to start
+// accepting) connects again; rank 0 then reads both hellos in one round. The first connection,
+// closed by then, must not make the retry a duplicate.
+TEST(BootstrapHostile, AHandshakeItsRankGaveUpOnDoesNotRefuseItsRetry) {
+  auto listener = std::make_shared<BootstrapListener>(BootstrapListener::on_any_interface(false));
+  const uint16_t port = listener->port();
+  const int stale = raw_connect(port);  // queued: rank 0 does not accept yet
+  ASSERT_GE(stale, 0);
+  const std::vector<uint8_t> h = hello(1, 3);
+  ASSERT_TRUE(raw_send(stale, h.data(), h.size()));
+  close(stale);
+  ::testing::internal::CaptureStderr();
+  // Ranks 1 and 2 connect (and wait) before rank 0 starts accepting.
+  auto outcomes = run_threads(
+      3,
+      [&](int rank) {
+        std::unique_ptr<Bootstrap> b =
+            rank == 0 ? make_tcp_bootstrap(config(0, 3, port, kKey, 5.0), std::move(*listener))
+                      : make_tcp_bootstrap(config(rank, 3, port, kKey, 5.0));
+        int mine = rank, all[3] = {-1, -1, -1};
+        b->allgather(&mine, all, sizeof mine);
+        return all[0] == 0 && all[1] == 1 && all[2] == 2 ? std::string() : "bad allgather result";
+      },
+      {0.3, 0.0, 0.0});
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(outcomes[r].ok) << "rank " << r << ": " << outcomes[r].message << "\n" << log;
+    EXPECT_EQ(outcomes[r].data, "") << "rank " << r;
+  }
 }
 
 TEST(BootstrapHostile, ManyJunkConnectionsAtOnce) {
