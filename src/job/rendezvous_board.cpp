@@ -22,8 +22,9 @@ std::string service_list(const std::vector<Endpoint> &service) {
 
 // braidrun listens before it starts any rank, so the first round normally succeeds; the
 // retries cover a slow network. Returns the connection and sets *where to the address used.
+// With one_round, an invalid Fd when no address takes the connection in one round.
 bs::Fd connect_to_service(const std::vector<Endpoint> &service, const bs::Deadline &deadline,
-                          const std::string &me, std::string *where) {
+                          const std::string &me, std::string *where, bool one_round = false) {
   using namespace std::chrono_literals;
   std::string errors;
   auto backoff = 10ms;
@@ -41,6 +42,7 @@ bs::Fd connect_to_service(const std::vector<Endpoint> &service, const bs::Deadli
       errors += ": ";
       errors += error.empty() ? "no answer before the deadline" : error;
     }
+    if (one_round) return bs::Fd();
     if (deadline.expired())
       fail(BRAID_ERR_BOOTSTRAP, me,
            "could not reach the rendezvous service (braidrun's, or a unique id's) at ",
@@ -98,9 +100,16 @@ RootContact RendezvousBoard::share(const RootContact *mine) {
   // the connections that have waited longest without a request when a flood of them fills it,
   // so this one may have been taken for the flood's. Both requests can be repeated safely.
   std::string reply;
+  std::string lost_before;  // how the last connection ended, when it closed before answering
   using namespace std::chrono_literals;
   for (auto backoff = 10ms;; backoff = std::min(backoff * 2, std::chrono::milliseconds(500))) {
-    bs::Fd fd = connect_to_service(service_, deadline, me, &where);
+    // After a closed connection only one round of connects: a service that was there a moment
+    // ago and now takes none is gone (its process exited), and that is said at once.
+    bs::Fd fd = connect_to_service(service_, deadline, me, &where, !lost_before.empty());
+    if (!fd.valid())
+      fail(BRAID_ERR_BOOTSTRAP, me,
+           "lost the rendezvous service (braidrun's, or a unique id's) at ", where,
+           " before it answered: ", lost_before);
     std::string lost;
     bs::IoResult io = bs::send_all(fd.get(), request.data(), request.size(), deadline);
     const std::string waiting_for =
@@ -118,9 +127,10 @@ RootContact RendezvousBoard::share(const RootContact *mine) {
     if (deadline.expired())
       fail(BRAID_ERR_BOOTSTRAP, me,
            "lost the rendezvous service (braidrun's, or a unique id's) at ", where,
-           " before it answered, until the timeout (", timeout_s_, " s): ", lost);
+           ": it closed every connection before answering, for ", timeout_s_, " s: ", lost);
     log(LogLevel::info, "bootstrap: the rendezvous service at ", where,
         " closed the connection before answering (", lost, "); asking again");
+    lost_before = lost;
     std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
         backoff, std::chrono::duration<double>(deadline.seconds_left())));
   }
