@@ -138,12 +138,17 @@ int poll_cq(Context *ctx, int *seen = nullptr) {
     if (seen != nullptr) *seen += n;
     // Every completion taken off the CQ is handled even after one fails: each returns a buffer,
     // a send slot or a credit that would otherwise be gone for good.
+    // The first failure's text is kept too: a later handler's error would overwrite it.
     int first_error = BRAID_SUCCESS;
+    std::string first_text;
     for (int i = 0; i < n; ++i) {
       int rc = on_completion(ctx, wcs[i]);
-      if (rc != BRAID_SUCCESS && first_error == BRAID_SUCCESS) first_error = rc;
+      if (rc != BRAID_SUCCESS && first_error == BRAID_SUCCESS) {
+        first_error = rc;
+        first_text = ctx->err != nullptr ? ctx->err : "";
+      }
     }
-    if (first_error != BRAID_SUCCESS) return first_error;
+    if (first_error != BRAID_SUCCESS) return ctx->error(first_error, "%s", first_text.c_str());
     if (n < 32) return BRAID_SUCCESS;
   }
 }

@@ -72,6 +72,7 @@ struct ClassState {
   uint32_t srq_posted = 0;  // buffers currently posted to the SRQ
   uint32_t srq_slots = 0;   // buffers owned by the SRQ
   uint32_t srq_limit = 0;
+  bool srq_grow_failed = false;  // growing failed once (locked memory): not tried again
   std::vector<uint32_t> srq_repost;
   // Send bounce buffers.
   Arena send;

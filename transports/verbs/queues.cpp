@@ -210,13 +210,15 @@ int on_srq_limit(Context *ctx, ibv_srq *srq) {
   // (locked memory used up) the queue keeps what it has, and is armed again either way, or the
   // next burst would find it dry with no event to say so.
   int rc = flush_reposts(ctx);
-  if (rc == BRAID_SUCCESS && cls.srq_slots + cls.spec.count <= cls.srq_max_wr) {
+  if (rc == BRAID_SUCCESS && !cls.srq_grow_failed &&
+      cls.srq_slots + cls.spec.count <= cls.srq_max_wr) {
     if (add_srq_arena(ctx, k) == BRAID_SUCCESS) {
       ++ctx->counters.srq_grows;
       ctx->logf(1,
                 "verbs: SRQ of class %u (%u-byte buffers) reached its limit: grown to %u buffers",
                 k, cls.slot_bytes, cls.srq_slots);
     } else {
+      cls.srq_grow_failed = true;  // each limit event would try, and warn, again
       ctx->logf(0,
                 "verbs: SRQ of class %u (%u-byte buffers) reached its limit and could not grow "
                 "past %u buffers: %s",
