@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 #include "intranode/futex.hpp"
 #include "node/placement.hpp"
 
@@ -62,6 +64,9 @@ bool NodeChannel::cma_usable(int local) {
 
 void NodeChannel::place_controls(char *base, int local_size, int numa_node) {
   detail::place_near_this_rank(base, controls_bytes(local_size), numa_node);
+  // A region may come back from the pool with its last communicator's lines (a warm region:
+  // node_pool.hpp); the windows need no reset, as every read of one waits for its flag.
+  std::memset(base, 0, controls_bytes(local_size));
 }
 
 void NodeChannel::claim_own_part(int numa_node) {

@@ -127,14 +127,14 @@ class NodeChannel {
   // Bytes the segment needs for `local_size` ranks.
   static size_t segment_bytes(int local_size);
 
-  // `base` is the mapped segment (zero-filled when created).
+  // `base` is the mapped segment, its control lines zeroed (place_controls).
   NodeChannel(char *base, const detail::NodeMap &map);
   NodeChannel(const NodeChannel &) = delete;
   NodeChannel &operator=(const NodeChannel &) = delete;
 
-  // The leader's placement of the control lines, which every rank writes: called by the
-  // leader as soon as it has created the segment, before any other rank can map it (a rank
-  // on another node writing its line first would put the page there, the bind after it
+  // The leader's placement of the control lines, which every rank writes, and their reset to
+  // zeros: called by the leader as soon as it has its region, before any other rank can map it
+  // (a rank on another node writing its line first would put the page there, the bind after it
   // notwithstanding). `numa_node`: the leader's node, -1 when it is not bound to one.
   static void place_controls(char *base, int local_size, int numa_node);
   // Touches this rank's part first (placement) and records its pid; before anyone uses it.

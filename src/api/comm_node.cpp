@@ -1,12 +1,29 @@
 #include "api/comm_node.hpp"
 
 #include "engine/scheduler.hpp"
+#include "error.hpp"
 #include "log.hpp"
+#include "memory/topology.hpp"
+#include "node/shm_name.hpp"
 
 namespace braid::detail {
 
 static_assert(coll::Scheduler::kMaxContexts <= NodePool::kContexts,
               "the node pool keeps a mailbox per context id");
+
+namespace {
+
+// Whether the node's pool keeps freed regions warm (node_pool.hpp): not where a warm region
+// would carry its last communicator's NUMA placement, nor where the topology is unknown.
+bool keep_regions_warm() {
+  try {
+    return Topology::get().nodes().size() <= 1;
+  } catch (const Failure &) {
+    return false;
+  }
+}
+
+}  // namespace
 
 std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
                                           std::shared_ptr<NodePool> pool, const NodeMap *world_map,
@@ -48,9 +65,10 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
   bool ok = true;
   bool created = false;
   int region = -1;
+  char *base = nullptr;  // this rank's mapping of the region
   if (shared && m.leader()) {
     if (world) {
-      pool = NodePool::create(seg, m.local_size(), bytes, &why);
+      pool = NodePool::create(seg, m.local_size(), bytes, keep_regions_warm(), &why);
       ok = created = pool != nullptr;
     } else if (!pool) {
       ok = false;
@@ -64,10 +82,10 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
                   " regions of the node segment are held by other communicators");
       }
     }
-    if (ok) ok = pool->map(region, &res->segment, &why);
+    if (ok) ok = (base = pool->map(region, &why)) != nullptr;
     if (ok) {
       // Before the others can map it (the agreement below): see place_controls.
-      coll::NodeChannel::place_controls(res->segment.data(), m.local_size(), numa_node);
+      coll::NodeChannel::place_controls(base, m.local_size(), numa_node);
       for (int i = 1; i < m.local_size(); ++i)
         pool->post(index_of(m.local[static_cast<size_t>(i)]), context, region);
     }
@@ -84,7 +102,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
     if (leaders_ok && ok) {
       res->region = RegionLease(pool, region);
     } else {  // claimed, but nobody else will use it
-      res->segment = ShmSegment();
+      base = nullptr;
       pool->unclaim(region);
     }
   }
@@ -99,7 +117,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
     if (leaders_ok && ok) {
       if (got >= 0) {
         res->region = RegionLease(pool, got);
-        ok = pool->map(got, &res->segment, &why);
+        ok = (base = pool->map(got, &why)) != nullptr;
       } else {
         ok = false;
         if (why.empty())
@@ -109,7 +127,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
     }
   }
   if (leaders_ok && ok) {
-    res->channel = std::make_unique<coll::NodeChannel>(res->segment.data(), m);
+    res->channel = std::make_unique<coll::NodeChannel>(base, m);
     res->channel->set_cma_mode(nodes.cma);
     res->channel->set_oversubscribed(nodes.oversubscribed);
     if (shared) res->channel->claim_own_part(numa_node);
@@ -118,7 +136,6 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
   if (!ok) log(LogLevel::warn, name, ": node-local shared memory unavailable: ", why);
   if (!everyone_ok) {
     res->channel.reset();
-    res->segment = ShmSegment();
     res->region = RegionLease();  // and the pool with it: the world's children go without too
     log(LogLevel::info, name, ": node-local path off: a rank could not set up shared memory");
     return res;

@@ -15,7 +15,6 @@
 #include "node/node_discovery.hpp"
 #include "node/node_map.hpp"
 #include "node/node_pool.hpp"
-#include "node/shm_segment.hpp"
 #include "selection/selection.hpp"
 
 namespace braid::detail {
@@ -23,9 +22,9 @@ namespace braid::detail {
 struct CommNode {
   NodeMap map;
   coll::Topology topology;
-  // Declared in the order they are set up, so they go in reverse: channel, mapping, region.
+  // Declared in the order they are set up, so they go in reverse: channel, region (the pool
+  // keeps this process's mapping of it).
   RegionLease region;                          // none when this rank's node has one member
-  ShmSegment segment;                          // this rank's mapping of the region
   std::unique_ptr<coll::NodeChannel> channel;  // null when the node-local path is off
 };
 

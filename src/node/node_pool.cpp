@@ -20,7 +20,9 @@ size_t page_round(size_t bytes) {
   return (bytes + page - 1) / page * page;
 }
 
+// The region words, then one line: the count of warm regions and the leader's keep-warm choice.
 constexpr size_t kWordsBytes = 64 * ((NodePool::kRegions * sizeof(uint32_t) + 63) / 64);
+constexpr size_t kSettingsBytes = 64;
 
 }  // namespace
 
@@ -37,7 +39,8 @@ std::shared_ptr<NodePool> NodePool::adopt(int fd, int local_size, size_t region_
 }
 
 size_t NodePool::header_bytes(int local_size) {
-  return page_round(kWordsBytes + static_cast<size_t>(local_size) * kContexts * sizeof(uint32_t));
+  return page_round(kWordsBytes + kSettingsBytes +
+                    static_cast<size_t>(local_size) * kContexts * sizeof(uint32_t));
 }
 
 size_t NodePool::file_bytes(int local_size, size_t region_bytes) {
@@ -51,12 +54,14 @@ NodePool::NodePool(int fd, char *header, size_t header_bytes, size_t region_byte
       region_bytes_(page_round(region_bytes)) {}
 
 NodePool::~NodePool() {
+  for (char *m : maps_)
+    if (m != nullptr) munmap(m, region_bytes_);
   munmap(header_, header_bytes_);
   close(fd_);
 }
 
 std::shared_ptr<NodePool> NodePool::create(const std::string &name, int local_size,
-                                           size_t region_bytes, std::string *why) {
+                                           size_t region_bytes, bool keep_warm, std::string *why) {
   int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) {
     *why = cat("shm_open(", name, ", O_CREAT|O_EXCL): ", std::strerror(errno));
@@ -72,6 +77,8 @@ std::shared_ptr<NodePool> NodePool::create(const std::string &name, int local_si
   }
   std::shared_ptr<NodePool> pool = adopt(fd, local_size, region_bytes, why);
   if (!pool) shm_unlink(name.c_str());
+  // Before anyone else opens the file (they open it once the leaders agreed: comm_node.cpp).
+  if (pool) pool->keep_warm_flag().store(keep_warm ? 1 : 0, std::memory_order_release);
   return pool;
 }
 
@@ -102,12 +109,32 @@ std::atomic<uint32_t> &NodePool::word(int region) const {
   return reinterpret_cast<std::atomic<uint32_t> *>(header_)[region];
 }
 
+std::atomic<uint32_t> &NodePool::warm_count() const {
+  return reinterpret_cast<std::atomic<uint32_t> *>(header_ + kWordsBytes)[0];
+}
+
+std::atomic<uint32_t> &NodePool::keep_warm_flag() const {
+  return reinterpret_cast<std::atomic<uint32_t> *>(header_ + kWordsBytes)[1];
+}
+
+bool NodePool::keeps_warm() const {
+  return keep_warm_flag().load(std::memory_order_acquire) != 0;
+}
+
 std::atomic<uint32_t> &NodePool::box(int local_index, uint32_t context) const {
-  auto *boxes = reinterpret_cast<std::atomic<uint32_t> *>(header_ + kWordsBytes);
+  auto *boxes = reinterpret_cast<std::atomic<uint32_t> *>(header_ + kWordsBytes + kSettingsBytes);
   return boxes[static_cast<size_t>(local_index) * kContexts + context];
 }
 
 int NodePool::claim(uint32_t users) {
+  for (uint32_t r = 0; r < kRegions; ++r) {
+    uint32_t expected = kWarm;
+    if (word(static_cast<int>(r))
+            .compare_exchange_strong(expected, users, std::memory_order_acq_rel)) {
+      warm_count().fetch_sub(1, std::memory_order_acq_rel);
+      return static_cast<int>(r);
+    }
+  }
   for (uint32_t r = 0; r < kRegions; ++r) {
     uint32_t expected = 0;
     if (word(static_cast<int>(r))
@@ -129,15 +156,18 @@ off_t NodePool::offset(int region) const {
   return static_cast<off_t>(header_bytes_ + static_cast<size_t>(region) * region_bytes_);
 }
 
-bool NodePool::map(int region, ShmSegment *out, std::string *why) const {
+char *NodePool::map(int region, std::string *why) {
+  const std::lock_guard lock(maps_mutex_);
+  char *&m = maps_[region];
+  if (m != nullptr) return m;
   void *p = mmap(nullptr, region_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, offset(region));
   if (p == MAP_FAILED) {
     *why = cat("mmap of region ", region, " of the node segment (", region_bytes_,
                " bytes): ", std::strerror(errno));
-    return false;
+    return nullptr;
   }
-  *out = ShmSegment(static_cast<char *>(p), region_bytes_);
-  return true;
+  m = static_cast<char *>(p);
+  return m;
 }
 
 void NodePool::leave(int region) {
@@ -145,21 +175,32 @@ void NodePool::leave(int region) {
   uint32_t users = w.load(std::memory_order_acquire);
   uint32_t next = 0;
   do {
-    if (users == 0 || users == kCleaning) return;  // not in use: nothing to leave
+    if (users == 0 || users == kCleaning || users == kWarm) return;  // not in use
     next = users == 1 ? kCleaning : users - 1;
   } while (!w.compare_exchange_weak(users, next, std::memory_order_acq_rel));
   if (next == kCleaning) give_back(region);
 }
 
+bool NodePool::take_warm_place() {
+  uint32_t warm = warm_count().load(std::memory_order_acquire);
+  do {
+    if (warm >= kKeepWarm) return false;
+  } while (!warm_count().compare_exchange_weak(warm, warm + 1, std::memory_order_acq_rel));
+  return true;
+}
+
 void NodePool::give_back(int region) {
-  // The hole frees the memory and reads as zeros: the next communicator's channel starts from
-  // the zero-filled state a new segment has. Where punching is refused, zero it by hand.
+  if (keeps_warm() && take_warm_place()) {
+    word(region).store(kWarm, std::memory_order_release);
+    return;
+  }
+  // The hole frees the memory and reads as zeros. Where punching is refused, zero it by hand.
   if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset(region),
                 static_cast<off_t>(region_bytes_)) != 0) {
-    ShmSegment mapping;
     std::string why;
-    if (!map(region, &mapping, &why)) return;  // never handed out again: it stays kCleaning
-    std::memset(mapping.data(), 0, mapping.size());
+    char *m = map(region, &why);
+    if (m == nullptr) return;  // never handed out again: it stays kCleaning
+    std::memset(m, 0, region_bytes_);
   }
   word(region).store(0, std::memory_order_release);
 }

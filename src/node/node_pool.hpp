@@ -6,10 +6,19 @@
 // node frees it.
 //
 // Layout (page aligned): a header, then kRegions regions of region_bytes() each. The header holds
-// one word per region (how many ranks still use it; 0 when free; kCleaning while its last user
-// gives its memory back) and a mailbox per rank of the node and context id. The file is sparse:
-// a region takes memory when a channel first touches it, and giving it back punches a hole
-// (fallocate), which also leaves it zero-filled for the next communicator.
+// one word per region (how many ranks still use it; 0 when free and zero-filled; kWarm when free
+// with its last communicator's contents; kCleaning while its last user gives its memory back), a
+// line with the pool's settings, and a mailbox per rank of the node and context id. The file is
+// sparse: a region takes memory when a channel first touches it.
+//
+// What a freed region costs the next communicator: each process maps a region once and keeps the
+// mapping while the pool lives, and up to kKeepWarm free regions keep their pages ("warm"), so a
+// communicator made in a warm region faults no page in and punches no hole (on the 2-core VMs a
+// 2-rank dup took 8.4 ms when every region was given back by a hole: 768 page faults at 4-6 us,
+// munmap and fallocate). The others are given back by punching a hole (fallocate), which frees
+// the memory and leaves them zero-filled. Pools on hosts with several NUMA nodes keep none warm:
+// there each rank's part is placed on its rank's node when first touched, and a warm region
+// would keep the last communicator's placement.
 //
 // How a communicator's ranks on the node agree on a region without a message of their own: the
 // lowest of them claims one and posts its number in each other's mailbox under the
@@ -24,10 +33,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
-
-#include "node/shm_segment.hpp"
 
 namespace braid::detail {
 
@@ -39,11 +47,14 @@ class NodePool {
   static constexpr uint32_t kRegions = 128;
   // Context ids a rank can hold (coll::Scheduler::kMaxContexts; comm_node.cpp checks).
   static constexpr uint32_t kContexts = 1024;
+  // Free regions that keep their pages (see above) when the pool keeps any.
+  static constexpr uint32_t kKeepWarm = 2;
 
   // The node's leader: creates the file `name` for `local_size` ranks, with regions of at least
-  // `region_bytes`. Null, and the reason in *why, when it cannot.
+  // `region_bytes`, keeping up to kKeepWarm free regions warm if `keep_warm` (every rank of the
+  // node follows the leader's choice). Null, and the reason in *why, when it cannot.
   static std::shared_ptr<NodePool> create(const std::string &name, int local_size,
-                                          size_t region_bytes, std::string *why);
+                                          size_t region_bytes, bool keep_warm, std::string *why);
   // The node's other ranks, once the leader has created it.
   static std::shared_ptr<NodePool> open(const std::string &name, int local_size,
                                         size_t region_bytes, std::string *why);
@@ -53,7 +64,9 @@ class NodePool {
 
   size_t region_bytes() const { return region_bytes_; }
 
-  // A free region for `users` ranks (each leaves it once), or -1 when all are taken.
+  // A free region for `users` ranks (each leaves it once), a warm one first, or -1 when all are
+  // taken. A warm region holds its last communicator's bytes: the claimer resets what must
+  // start from zeros.
   int claim(uint32_t users);
   // Gives back a region that was claimed but never handed out.
   void unclaim(int region) { give_back(region); }
@@ -62,13 +75,16 @@ class NodePool {
   // (-1: nothing posted).
   void post(int local_index, uint32_t context, int region);
   int collect(int local_index, uint32_t context);
-  // Maps `region` (zero-filled when claimed).
-  bool map(int region, ShmSegment *out, std::string *why) const;
+  // This process's mapping of `region`, made at the first call and kept while the pool lives;
+  // null, and the reason in *why, when it cannot be mapped.
+  char *map(int region, std::string *why);
   // One user of `region` is done with it (its mapping gone); the last gives the memory back.
   void leave(int region);
 
-  // Ranks using `region` (tests).
+  // Ranks using `region` (tests; kWarm for a warm free region).
   uint32_t users(int region) const { return word(region).load(std::memory_order_acquire); }
+  bool keeps_warm() const;
+  static constexpr uint32_t kWarm = UINT32_MAX - 1;
 
  private:
   NodePool(int fd, char *header, size_t header_bytes, size_t region_bytes);
@@ -79,13 +95,19 @@ class NodePool {
   static size_t header_bytes(int local_size);
   static size_t file_bytes(int local_size, size_t region_bytes);
   std::atomic<uint32_t> &word(int region) const;
+  std::atomic<uint32_t> &warm_count() const;
+  std::atomic<uint32_t> &keep_warm_flag() const;
   std::atomic<uint32_t> &box(int local_index, uint32_t context) const;
   void give_back(int region);
+  // Counts one more warm region if fewer than kKeepWarm are.
+  bool take_warm_place();
 
   int fd_;
   char *header_;
   size_t header_bytes_;
   size_t region_bytes_;
+  std::mutex maps_mutex_;  // communicators of different threads are made at once
+  char *maps_[kRegions] = {};
 };
 
 // One rank's use of a region of the pool: leaves it when destroyed. Holds the pool, which must

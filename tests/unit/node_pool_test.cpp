@@ -1,17 +1,18 @@
 // The node's shared-memory pool (node/node_pool.hpp): regions claimed, handed out through the
-// mailboxes, given back zero-filled by their last user, and a full pool saying so. Two handles
-// on one file in one process stand for two ranks of a node: each maps the file on its own, as
-// another process would.
+// mailboxes, given back zero-filled by their last user or kept warm, and a full pool saying so.
+// Two handles on one file in one process stand for two ranks of a node: each maps the file on
+// its own, as another process would.
 #include "node/node_pool.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "node/shm_segment.hpp"
+#include "node/shm_name.hpp"  // unlink_segment
 
 namespace braid::detail {
 namespace {
@@ -23,12 +24,13 @@ class NodePoolTest : public ::testing::Test {
   void SetUp() override {
     name_ = "/braid-node-pool-test-" + std::to_string(getpid());
     std::string why;
-    leader_ = NodePool::create(name_, 3, kRegionBytes, &why);
+    leader_ = NodePool::create(name_, 3, kRegionBytes, keep_warm(), &why);
     ASSERT_NE(leader_, nullptr) << why;
     other_ = NodePool::open(name_, 3, kRegionBytes, &why);
     ASSERT_NE(other_, nullptr) << why;
   }
   void TearDown() override { unlink_segment(name_); }
+  virtual bool keep_warm() const { return false; }
 
   std::string name_;
   std::shared_ptr<NodePool> leader_;
@@ -39,7 +41,7 @@ TEST_F(NodePoolTest, RegionsAreWholePagesAndTheNameIsExclusive) {
   EXPECT_EQ(leader_->region_bytes() % static_cast<size_t>(sysconf(_SC_PAGESIZE)), 0u);
   EXPECT_GE(leader_->region_bytes(), kRegionBytes);
   std::string why;
-  EXPECT_EQ(NodePool::create(name_, 3, kRegionBytes, &why), nullptr);
+  EXPECT_EQ(NodePool::create(name_, 3, kRegionBytes, false, &why), nullptr);
   EXPECT_NE(why.find(name_), std::string::npos) << why;
 }
 
@@ -62,20 +64,22 @@ TEST_F(NodePoolTest, ARegionPostedByOneRankIsSharedWithTheOther) {
   EXPECT_EQ(other_->collect(1, 7), region);
   EXPECT_EQ(other_->collect(1, 7), -1) << "collecting empties the box";
 
-  ShmSegment a;
-  ShmSegment b;
   std::string why;
-  ASSERT_TRUE(leader_->map(region, &a, &why)) << why;
-  ASSERT_TRUE(other_->map(region, &b, &why)) << why;
-  std::memcpy(a.data() + 100, "region", 6);
-  EXPECT_EQ(std::memcmp(b.data() + 100, "region", 6), 0);
+  char *a = leader_->map(region, &why);
+  ASSERT_NE(a, nullptr) << why;
+  char *b = other_->map(region, &why);
+  ASSERT_NE(b, nullptr) << why;
+  EXPECT_NE(a, b) << "each handle maps the file on its own";
+  EXPECT_EQ(leader_->map(region, &why), a) << "and once";
+  std::memcpy(a + 100, "region", 6);
+  EXPECT_EQ(std::memcmp(b + 100, "region", 6), 0);
   // Another region is other memory.
   const int next = leader_->claim(2);
   ASSERT_GE(next, 0);
   EXPECT_NE(next, region);
-  ShmSegment c;
-  ASSERT_TRUE(other_->map(next, &c, &why)) << why;
-  EXPECT_NE(std::memcmp(c.data() + 100, "region", 6), 0);
+  char *c = other_->map(next, &why);
+  ASSERT_NE(c, nullptr) << why;
+  EXPECT_NE(std::memcmp(c + 100, "region", 6), 0);
   leader_->unclaim(next);
   EXPECT_EQ(leader_->users(next), 0u);
 }
@@ -84,11 +88,9 @@ TEST_F(NodePoolTest, TheLastUserGivesTheRegionBackZeroFilled) {
   const int region = leader_->claim(2);
   ASSERT_GE(region, 0);
   std::string why;
-  {
-    ShmSegment a;
-    ASSERT_TRUE(leader_->map(region, &a, &why)) << why;
-    std::memset(a.data(), 0xab, a.size());
-  }
+  char *a = leader_->map(region, &why);
+  ASSERT_NE(a, nullptr) << why;
+  std::memset(a, 0xab, leader_->region_bytes());
   other_->leave(region);
   EXPECT_EQ(leader_->users(region), 1u) << "one user left";
   EXPECT_EQ(leader_->claim(1), region + 1) << "the region is still held";
@@ -99,11 +101,57 @@ TEST_F(NodePoolTest, TheLastUserGivesTheRegionBackZeroFilled) {
   EXPECT_EQ(leader_->users(region), 0u);
 
   ASSERT_EQ(other_->claim(2), region) << "the lowest free region again";
-  ShmSegment b;
-  ASSERT_TRUE(other_->map(region, &b, &why)) << why;
-  const std::vector<char> zeros(b.size(), 0);
-  EXPECT_EQ(std::memcmp(b.data(), zeros.data(), b.size()), 0)
+  char *b = other_->map(region, &why);
+  ASSERT_NE(b, nullptr) << why;
+  const std::vector<char> zeros(other_->region_bytes(), 0);
+  EXPECT_EQ(std::memcmp(b, zeros.data(), zeros.size()), 0)
       << "the next communicator starts from zeros";
+  EXPECT_EQ(std::memcmp(a, zeros.data(), zeros.size()), 0) << "in every mapping of it";
+}
+
+// A pool that keeps freed regions warm: up to kKeepWarm keep their bytes (and every process's
+// mapping of them) and are taken before any other; the ones freed beyond come back zero-filled.
+class WarmNodePoolTest : public NodePoolTest {
+ protected:
+  bool keep_warm() const override { return true; }
+};
+
+TEST_F(WarmNodePoolTest, FreedRegionsStayWarmUpToTheLimitAndAreTakenFirst) {
+  EXPECT_TRUE(leader_->keeps_warm());
+  EXPECT_TRUE(other_->keeps_warm()) << "the leader's choice is in the file";
+  constexpr int kFreed = static_cast<int>(NodePool::kKeepWarm) + 2;
+  std::string why;
+  std::vector<int> regions;
+  for (int i = 0; i < kFreed; ++i) {
+    const int r = leader_->claim(1);
+    ASSERT_GE(r, 0);
+    char *m = leader_->map(r, &why);
+    ASSERT_NE(m, nullptr) << why;
+    std::memset(m, 0x40 + i, leader_->region_bytes());
+    regions.push_back(r);
+  }
+  const int held = leader_->claim(1);  // a region below none of the freed ones' reuse
+  ASSERT_GE(held, 0);
+  for (int r : regions) leader_->leave(r);
+  int warm = 0;
+  for (int r : regions) warm += leader_->users(r) == NodePool::kWarm ? 1 : 0;
+  EXPECT_EQ(warm, static_cast<int>(NodePool::kKeepWarm));
+  // The warm ones are taken first, with their bytes, in both mappings; then the zero-filled.
+  for (int i = 0; i < kFreed; ++i) {
+    const int r = other_->claim(1);
+    ASSERT_GE(r, 0);
+    const auto at =
+        static_cast<size_t>(std::find(regions.begin(), regions.end(), r) - regions.begin());
+    ASSERT_LT(at, regions.size()) << "claim " << i << " took region " << r;
+    char *m = other_->map(r, &why);
+    ASSERT_NE(m, nullptr) << why;
+    const char expect =
+        i < static_cast<int>(NodePool::kKeepWarm) ? static_cast<char>(0x40 + at) : 0;
+    EXPECT_EQ(m[0], expect) << "claim " << i << ", region " << r;
+    EXPECT_EQ(m[leader_->region_bytes() - 1], expect) << "claim " << i << ", region " << r;
+    EXPECT_EQ(leader_->map(r, &why)[0], expect) << "the first mapping sees the same bytes";
+  }
+  leader_->leave(held);
 }
 
 TEST_F(NodePoolTest, AFullPoolSaysSoAndAFreedRegionIsTakenAgain) {

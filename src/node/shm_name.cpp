@@ -1,6 +1,6 @@
-#include "node/shm_segment.hpp"
+#include "node/shm_name.hpp"
 
-#include <sys/mman.h>
+#include <sys/mman.h>  // shm_unlink
 
 #include <cstdint>
 #include <cstdio>
@@ -8,19 +8,6 @@
 #include "node/fnv1a.hpp"
 
 namespace braid::detail {
-
-ShmSegment &ShmSegment::operator=(ShmSegment &&o) noexcept {
-  if (this != &o) {
-    if (base_ != nullptr) munmap(base_, bytes_);
-    base_ = std::exchange(o.base_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-  }
-  return *this;
-}
-
-ShmSegment::~ShmSegment() {
-  if (base_ != nullptr) munmap(base_, bytes_);
-}
 
 std::string segment_name(const std::string &job_key, const char *comm, int leader_rank,
                          int leader_pid) {
