@@ -62,11 +62,10 @@ bool NodeChannel::cma_usable(int local) {
   return state > 0;
 }
 
-void NodeChannel::place_controls(char *base, int local_size, int numa_node) {
+void NodeChannel::place_controls(char *base, int local_size, int numa_node, bool reset) {
   detail::place_near_this_rank(base, controls_bytes(local_size), numa_node);
-  // A region may come back from the pool with its last communicator's lines (a warm region:
-  // node_pool.hpp); the windows need no reset, as every read of one waits for its flag.
-  std::memset(base, 0, controls_bytes(local_size));
+  // The windows need no reset: every read of one waits for its flag, which is in these lines.
+  if (reset) std::memset(base, 0, controls_bytes(local_size));
 }
 
 void NodeChannel::claim_own_part(int numa_node) {

@@ -127,16 +127,17 @@ class NodeChannel {
   // Bytes the segment needs for `local_size` ranks.
   static size_t segment_bytes(int local_size);
 
-  // `base` is the mapped segment, its control lines zeroed (place_controls).
+  // `base` is the mapped segment, its control lines zero (place_controls).
   NodeChannel(char *base, const detail::NodeMap &map);
   NodeChannel(const NodeChannel &) = delete;
   NodeChannel &operator=(const NodeChannel &) = delete;
 
-  // The leader's placement of the control lines, which every rank writes, and their reset to
-  // zeros: called by the leader as soon as it has its region, before any other rank can map it
-  // (a rank on another node writing its line first would put the page there, the bind after it
-  // notwithstanding). `numa_node`: the leader's node, -1 when it is not bound to one.
-  static void place_controls(char *base, int local_size, int numa_node);
+  // The leader's placement of the control lines, which every rank writes: called by the
+  // leader as soon as it has its region, before any other rank can map it (a rank on another
+  // node writing its line first would put the page there, the bind after it notwithstanding).
+  // `numa_node`: the leader's node, -1 when it is not bound to one. `reset`: the region holds
+  // an earlier communicator's lines (a warm region, node_pool.hpp), which are zeroed.
+  static void place_controls(char *base, int local_size, int numa_node, bool reset);
   // Touches this rank's part first (placement) and records its pid; before anyone uses it.
   // `numa_node`: this rank's node, -1 when it is not bound to one.
   void claim_own_part(int numa_node);

@@ -14,10 +14,12 @@ static_assert(coll::Scheduler::kMaxContexts <= NodePool::kContexts,
 namespace {
 
 // Whether the node's pool keeps freed regions warm (node_pool.hpp): not where a warm region
-// would carry its last communicator's NUMA placement, nor where the topology is unknown.
+// could carry its last communicator's NUMA placement, nor where the topology is unknown or
+// replayed from XML (not this machine's).
 bool keep_regions_warm() {
   try {
-    return Topology::get().nodes().size() <= 1;
+    const Topology &topo = Topology::get();
+    return topo.is_this_system() && topo.nodes().size() <= 1;
   } catch (const Failure &) {
     return false;
   }
@@ -66,6 +68,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
   bool created = false;
   int region = -1;
   char *base = nullptr;  // this rank's mapping of the region
+  bool warm = false;     // the region holds its last communicator's bytes
   if (shared && m.leader()) {
     if (world) {
       pool = NodePool::create(seg, m.local_size(), bytes, keep_regions_warm(), &why);
@@ -75,7 +78,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
       why = "the world has no node segment on this node";
     }
     if (ok) {
-      region = pool->claim(static_cast<uint32_t>(m.local_size()));
+      region = pool->claim(static_cast<uint32_t>(m.local_size()), &warm);
       if (region < 0) {
         ok = false;
         why = cat("all ", NodePool::kRegions,
@@ -85,7 +88,7 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
     if (ok) ok = (base = pool->map(region, &why)) != nullptr;
     if (ok) {
       // Before the others can map it (the agreement below): see place_controls.
-      coll::NodeChannel::place_controls(base, m.local_size(), numa_node);
+      coll::NodeChannel::place_controls(base, m.local_size(), numa_node, warm);
       for (int i = 1; i < m.local_size(); ++i)
         pool->post(index_of(m.local[static_cast<size_t>(i)]), context, region);
     }

@@ -126,22 +126,28 @@ std::atomic<uint32_t> &NodePool::box(int local_index, uint32_t context) const {
   return boxes[static_cast<size_t>(local_index) * kContexts + context];
 }
 
-int NodePool::claim(uint32_t users) {
-  for (uint32_t r = 0; r < kRegions; ++r) {
-    uint32_t expected = kWarm;
-    if (word(static_cast<int>(r))
-            .compare_exchange_strong(expected, users, std::memory_order_acq_rel)) {
+int NodePool::claim(uint32_t users, bool *warm) {
+  *warm = false;
+  // A look before each exchange: every failed one would take the header's line from the ranks
+  // that are reading it.
+  auto take = [this, users](uint32_t from) {
+    for (uint32_t r = 0; r < kRegions; ++r) {
+      std::atomic<uint32_t> &w = word(static_cast<int>(r));
+      uint32_t expected = from;
+      if (w.load(std::memory_order_relaxed) == from &&
+          w.compare_exchange_strong(expected, users, std::memory_order_acq_rel))
+        return static_cast<int>(r);
+    }
+    return -1;
+  };
+  if (warm_count().load(std::memory_order_acquire) != 0) {
+    if (const int r = take(kWarm); r >= 0) {
       warm_count().fetch_sub(1, std::memory_order_acq_rel);
-      return static_cast<int>(r);
+      *warm = true;
+      return r;
     }
   }
-  for (uint32_t r = 0; r < kRegions; ++r) {
-    uint32_t expected = 0;
-    if (word(static_cast<int>(r))
-            .compare_exchange_strong(expected, users, std::memory_order_acq_rel))
-      return static_cast<int>(r);
-  }
-  return -1;
+  return take(0);
 }
 
 void NodePool::post(int local_index, uint32_t context, int region) {

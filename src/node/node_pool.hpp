@@ -16,9 +16,11 @@
 // communicator made in a warm region faults no page in and punches no hole (on the 2-core VMs a
 // 2-rank dup took 8.4 ms when every region was given back by a hole: 768 page faults at 4-6 us,
 // munmap and fallocate). The others are given back by punching a hole (fallocate), which frees
-// the memory and leaves them zero-filled. Pools on hosts with several NUMA nodes keep none warm:
-// there each rank's part is placed on its rank's node when first touched, and a warm region
-// would keep the last communicator's placement.
+// the memory and leaves them zero-filled. The price: up to kKeepWarm regions' memory stays with
+// the job after its communicators are freed, at most what the largest of them touched (a region
+// holds a whole node's channel: 1 MiB of windows per rank of the node). Pools on hosts with
+// several NUMA nodes keep none warm: there each rank's part is placed on its rank's node when
+// first touched, and a warm region would keep the last communicator's placement.
 //
 // How a communicator's ranks on the node agree on a region without a message of their own: the
 // lowest of them claims one and posts its number in each other's mailbox under the
@@ -65,9 +67,9 @@ class NodePool {
   size_t region_bytes() const { return region_bytes_; }
 
   // A free region for `users` ranks (each leaves it once), a warm one first, or -1 when all are
-  // taken. A warm region holds its last communicator's bytes: the claimer resets what must
-  // start from zeros.
-  int claim(uint32_t users);
+  // taken. *warm says whether it holds its last communicator's bytes (else it is zero-filled):
+  // the claimer then resets what must start from zeros.
+  int claim(uint32_t users, bool *warm);
   // Gives back a region that was claimed but never handed out.
   void unclaim(int region) { give_back(region); }
   // Tells the rank with index `local_index` on the node (in the pool's, i.e. the world's,
@@ -78,7 +80,7 @@ class NodePool {
   // This process's mapping of `region`, made at the first call and kept while the pool lives;
   // null, and the reason in *why, when it cannot be mapped.
   char *map(int region, std::string *why);
-  // One user of `region` is done with it (its mapping gone); the last gives the memory back.
+  // One user of `region` is done with it; the last keeps it warm or gives its memory back.
   void leave(int region);
 
   // Ranks using `region` (tests; kWarm for a warm free region).
@@ -110,8 +112,8 @@ class NodePool {
   char *maps_[kRegions] = {};
 };
 
-// One rank's use of a region of the pool: leaves it when destroyed. Holds the pool, which must
-// outlive every mapping of it.
+// One rank's use of a region of the pool: leaves it when destroyed. Holds the pool, which owns
+// this process's mappings of its regions.
 class RegionLease {
  public:
   RegionLease() = default;

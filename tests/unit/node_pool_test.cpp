@@ -31,6 +31,16 @@ class NodePoolTest : public ::testing::Test {
   }
   void TearDown() override { unlink_segment(name_); }
   virtual bool keep_warm() const { return false; }
+  // NodePool::claim, checking that a pool that keeps none warm never hands out a warm one.
+  int claim(const std::shared_ptr<NodePool> &pool, uint32_t users, bool *warm = nullptr) {
+    bool was_warm = false;
+    const int r = pool->claim(users, &was_warm);
+    if (warm != nullptr) *warm = was_warm;
+    if (!keep_warm()) {
+      EXPECT_FALSE(was_warm) << "region " << r;
+    }
+    return r;
+  }
 
   std::string name_;
   std::shared_ptr<NodePool> leader_;
@@ -55,7 +65,7 @@ TEST_F(NodePoolTest, OpeningWithOtherSizesIsRefusedNamingBoth) {
 }
 
 TEST_F(NodePoolTest, ARegionPostedByOneRankIsSharedWithTheOther) {
-  const int region = leader_->claim(2);
+  const int region = claim(leader_, 2);
   ASSERT_GE(region, 0);
   EXPECT_EQ(leader_->users(region), 2u);
   leader_->post(1, 7, region);
@@ -74,7 +84,7 @@ TEST_F(NodePoolTest, ARegionPostedByOneRankIsSharedWithTheOther) {
   std::memcpy(a + 100, "region", 6);
   EXPECT_EQ(std::memcmp(b + 100, "region", 6), 0);
   // Another region is other memory.
-  const int next = leader_->claim(2);
+  const int next = claim(leader_, 2);
   ASSERT_GE(next, 0);
   EXPECT_NE(next, region);
   char *c = other_->map(next, &why);
@@ -85,7 +95,7 @@ TEST_F(NodePoolTest, ARegionPostedByOneRankIsSharedWithTheOther) {
 }
 
 TEST_F(NodePoolTest, TheLastUserGivesTheRegionBackZeroFilled) {
-  const int region = leader_->claim(2);
+  const int region = claim(leader_, 2);
   ASSERT_GE(region, 0);
   std::string why;
   char *a = leader_->map(region, &why);
@@ -93,14 +103,14 @@ TEST_F(NodePoolTest, TheLastUserGivesTheRegionBackZeroFilled) {
   std::memset(a, 0xab, leader_->region_bytes());
   other_->leave(region);
   EXPECT_EQ(leader_->users(region), 1u) << "one user left";
-  EXPECT_EQ(leader_->claim(1), region + 1) << "the region is still held";
+  EXPECT_EQ(claim(leader_, 1), region + 1) << "the region is still held";
   leader_->unclaim(region + 1);
   leader_->leave(region);
   EXPECT_EQ(leader_->users(region), 0u);
   leader_->leave(region);  // once too often: nothing happens
   EXPECT_EQ(leader_->users(region), 0u);
 
-  ASSERT_EQ(other_->claim(2), region) << "the lowest free region again";
+  ASSERT_EQ(claim(other_, 2), region) << "the lowest free region again";
   char *b = other_->map(region, &why);
   ASSERT_NE(b, nullptr) << why;
   const std::vector<char> zeros(other_->region_bytes(), 0);
@@ -120,54 +130,67 @@ TEST_F(WarmNodePoolTest, FreedRegionsStayWarmUpToTheLimitAndAreTakenFirst) {
   EXPECT_TRUE(leader_->keeps_warm());
   EXPECT_TRUE(other_->keeps_warm()) << "the leader's choice is in the file";
   constexpr int kFreed = static_cast<int>(NodePool::kKeepWarm) + 2;
+  const size_t bytes = leader_->region_bytes();
   std::string why;
   std::vector<int> regions;
   for (int i = 0; i < kFreed; ++i) {
-    const int r = leader_->claim(1);
+    bool warm = true;
+    const int r = claim(leader_, 1, &warm);
     ASSERT_GE(r, 0);
+    EXPECT_FALSE(warm) << "nothing was freed yet";
     char *m = leader_->map(r, &why);
     ASSERT_NE(m, nullptr) << why;
-    std::memset(m, 0x40 + i, leader_->region_bytes());
+    std::memset(m, 0x40 + i, bytes);
     regions.push_back(r);
   }
-  const int held = leader_->claim(1);  // a region below none of the freed ones' reuse
-  ASSERT_GE(held, 0);
   for (int r : regions) leader_->leave(r);
-  int warm = 0;
-  for (int r : regions) warm += leader_->users(r) == NodePool::kWarm ? 1 : 0;
-  EXPECT_EQ(warm, static_cast<int>(NodePool::kKeepWarm));
+  std::vector<int> warm_ones;
+  for (int r : regions)
+    if (leader_->users(r) == NodePool::kWarm) warm_ones.push_back(r);
+  EXPECT_EQ(warm_ones.size(), size_t{NodePool::kKeepWarm});
   // The warm ones are taken first, with their bytes, in both mappings; then the zero-filled.
+  std::vector<int> again;
   for (int i = 0; i < kFreed; ++i) {
-    const int r = other_->claim(1);
+    bool warm = false;
+    const int r = claim(other_, 1, &warm);
     ASSERT_GE(r, 0);
+    again.push_back(r);
     const auto at =
         static_cast<size_t>(std::find(regions.begin(), regions.end(), r) - regions.begin());
     ASSERT_LT(at, regions.size()) << "claim " << i << " took region " << r;
+    EXPECT_EQ(warm, i < static_cast<int>(NodePool::kKeepWarm)) << "claim " << i;
     char *m = other_->map(r, &why);
     ASSERT_NE(m, nullptr) << why;
-    const char expect =
-        i < static_cast<int>(NodePool::kKeepWarm) ? static_cast<char>(0x40 + at) : 0;
+    const char expect = warm ? static_cast<char>(0x40 + at) : 0;
     EXPECT_EQ(m[0], expect) << "claim " << i << ", region " << r;
-    EXPECT_EQ(m[leader_->region_bytes() - 1], expect) << "claim " << i << ", region " << r;
+    EXPECT_EQ(m[bytes - 1], expect) << "claim " << i << ", region " << r;
     EXPECT_EQ(leader_->map(r, &why)[0], expect) << "the first mapping sees the same bytes";
   }
-  leader_->leave(held);
+  // Taking a warm region gave its place back: the first two freed again are kept again, one
+  // of them by unclaim (a claim nobody used).
+  other_->leave(again[0]);
+  other_->unclaim(again[1]);
+  EXPECT_EQ(other_->users(again[0]), NodePool::kWarm);
+  EXPECT_EQ(other_->users(again[1]), NodePool::kWarm);
+  other_->leave(again[2]);
+  EXPECT_EQ(other_->users(again[2]), 0u) << "two are warm already";
+  other_->leave(again[3]);
 }
 
 TEST_F(NodePoolTest, AFullPoolSaysSoAndAFreedRegionIsTakenAgain) {
   std::vector<int> taken;
   for (uint32_t i = 0; i < NodePool::kRegions; ++i) {
-    const int r = leader_->claim(1);
+    const int r = claim(leader_, 1);
     ASSERT_GE(r, 0) << "claim " << i;
     taken.push_back(r);
   }
-  EXPECT_EQ(other_->claim(1), -1);
+  EXPECT_EQ(claim(other_, 1), -1);
   other_->leave(taken[17]);
-  EXPECT_EQ(other_->claim(1), taken[17]);
+  EXPECT_EQ(claim(other_, 1), taken[17]);
 }
 
 TEST_F(NodePoolTest, LeasesLeaveWhenDestroyedOrMoved) {
-  const int region = leader_->claim(2);
+  const int region = claim(leader_, 2);
   ASSERT_GE(region, 0);
   {
     RegionLease one(leader_, region);
