@@ -2,8 +2,8 @@
 // or more ranks on the node keeps its node-local channel, each in a region of its own.
 // braid_init creates it (the world's channel takes the first region); split and dup take a free
 // region for the child instead of creating a segment of their own, so a child costs no
-// shm_open and no name in /dev/shm, and its memory goes back when the last of its ranks on the
-// node frees it.
+// shm_open and no name in /dev/shm, and its memory goes back (or stays warm for the next child,
+// below) when the last of its ranks on the node frees it.
 //
 // Layout (page aligned): a header, then kRegions regions of region_bytes() each. The header holds
 // one word per region (how many ranks still use it; 0 when free and zero-filled; kWarm when free

@@ -57,15 +57,14 @@ case ${1:?case} in
                    envs=("${VERBS[@]}" BRAID_VERBS_RECV_QUEUES=P,4096,32:S,65536,64
                          BRAID_VERBS_RCACHE=off BRAID_TEST_EXPECT_RCACHE=0 BRAID_TEST_EXPECT_DIRECT=0)
                    SUITES[0]=transport:2 ;;
-  pair.ucx)        pair=1; envs=("${UCX_RXE[@]}") ;;
+  pair.ucx)        pair=1; envs=("${UCX_RXE[@]}"); SUITES=(pair-transport:29517) ;;
   # Across the link on the default queues (no BRAID_VERBS_RECV_QUEUES): what an application
   # gets, and the setting chosen by measurements across this link (docs/verbs.md). Per-peer
   # credits without RNR retries are proven by verbs.per_peer.
-  pair.verbs)      pair=1; need_plugin verbs; envs=("${VERBS[@]}") ;;
+  pair.verbs)      pair=1; need_plugin verbs; envs=("${VERBS[@]}")
+                   SUITES=(pair-transport:29517 pair-multiproc:29518) ;;
   *) echo "run_case.sh: unknown case '$1'" >&2; exit 2 ;;
 esac
-(( pair )) && SUITES=(pair-transport:29517 pair-multiproc:29518)
-[[ $1 == pair.ucx ]] && SUITES=(pair-transport:29517)
 
 # The guest runs in a scratch directory (its cwd is shared read-write with the host).
 work=$(mktemp -d "${TMPDIR:-/tmp}/braid-rxe.XXXXXX")
