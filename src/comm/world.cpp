@@ -22,6 +22,7 @@ std::unique_ptr<World> create_world(std::unique_ptr<JobSource> source) {
   log(LogLevel::info, "job source: ", source->name(), ": rank ", config.rank, " of ", config.size,
       ", local rank ", config.local_rank, " of ", config.local_size);
   world->bootstrap = source->form_bootstrap();
+  world->config.job_key = config.job_key;  // under PMIx, rank 0 made it while forming the job
   const auto t1 = std::chrono::steady_clock::now();
 
   try {

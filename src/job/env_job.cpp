@@ -19,7 +19,7 @@ class EnvJob final : public JobSource {
     if (c.size > 1 && !c.rendezvous.empty()) {
       RendezvousBoard board(c.rendezvous, c.job_key, c.rank, c.timeout_s);
       return form_through_board(bc, board, ifname_ ? ifname_->c_str() : nullptr, false,
-                                &root_address_);
+                                &root_address_, &config_.job_key);
     }
     if (c.size > 1) root_address_ = bs::format_host_port(c.bootstrap_host, c.bootstrap_port);
     return make_tcp_bootstrap(bc);

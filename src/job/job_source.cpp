@@ -37,10 +37,11 @@ std::optional<std::string> larger_job_evidence(const EnvLookup &env) {
   return std::nullopt;
 }
 
-// Who ran the PMIx server, for messages; the protocol is the same either way.
+// Who ran the PMIx server, for messages; the protocol is the same either way. Open MPI's
+// first: an mpirun inside a Slurm allocation passes the allocation's SLURM_* on to its ranks.
 std::string pmix_launcher(const EnvLookup &env) {
+  if (env("OMPI_COMMAND") || env("OMPI_COMM_WORLD_SIZE")) return "mpirun";
   if (env("SLURM_STEP_ID") || env("SLURM_JOB_ID")) return "srun";
-  if (env("OMPI_COMM_WORLD_SIZE") || env("OMPI_COMMAND")) return "mpirun";
   return cat("the launcher that set PMIX_NAMESPACE=", env("PMIX_NAMESPACE").value_or(""));
 }
 
@@ -64,6 +65,9 @@ std::unique_ptr<JobSource> find_job_source(const EnvLookup &env) {
   try {
     base = parse_env_config(env);
   } catch (const Failure &f) {
+    // A malformed value (BRAID_TIMEOUT='abc') is that mistake, whoever launched the process;
+    // only a partial job description (BRAID_ERR_BOOTSTRAP) is about the source.
+    if (f.code() != BRAID_ERR_BOOTSTRAP) throw;
     if (under_pmix)
       fail(f.code(), f.message(), " (started by ", pmix_launcher(env),
            " through PMIx: unset them and PMIx describes the job)");

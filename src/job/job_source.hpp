@@ -40,7 +40,8 @@ class JobSource {
 
 // Tries the sources in order. Throws Failure(BRAID_ERR_BOOTSTRAP) naming the source that
 // failed ("PMIx_Init failed: ...") or, when there is none but a larger job is evident, "no
-// bootstrap source: ..." with the evidence.
+// bootstrap source: ..." with the evidence; a malformed value (BRAID_TIMEOUT='abc') is
+// BRAID_ERR_INVALID_ARGUMENT naming the variable.
 std::unique_ptr<JobSource> find_job_source(const EnvLookup &env);
 
 }  // namespace braid::detail

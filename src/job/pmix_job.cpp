@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -34,11 +35,27 @@ struct Outcome {
   pmix_proc_t proc{};  // PMIx_Init's
 };
 
+// The longest wait braid takes for BRAID_TIMEOUT (as bs::Deadline): beyond it, a wait's
+// conversion to the clock's nanoseconds would overflow.
+constexpr double kLongestWaitS = 1e8;
+
+// What PMIX_TIMEOUT asks of the server: whole seconds, at least timeout_s.
+int server_seconds(double timeout_s) {
+  return static_cast<int>(std::ceil(std::min(timeout_s, kLongestWaitS)));
+}
+
+// Where the server was given PMIX_TIMEOUT, the client waits this much longer, so that the
+// server's own timeout comes back first: an answered call leaves PMIx in a state to finalize,
+// an abandoned one does not (and Open MPI's mpirun reports a rank that exits unfinalized as
+// having died improperly, over braid's message).
+constexpr double kServerGraceS = 2;
+
 // Runs one PMIx call on a helper thread and waits for it at most timeout_s. PMIx_Init has no
 // timeout of its own and a server may ignore PMIX_TIMEOUT, yet every wait in braid must end.
 // A call that outlives its deadline is abandoned: its thread holds the shared state, and the
 // caller fails (the process is then leaving the job anyway).
 Outcome call_bounded(double timeout_s, std::function<Outcome()> call) {
+  timeout_s = std::min(timeout_s, kLongestWaitS + kServerGraceS);
   struct Shared {
     std::mutex mutex;
     std::condition_variable done_cv;
@@ -144,30 +161,38 @@ class PmixJob final : public JobSource {
       bootstrap = make_tcp_bootstrap(bc);
     } else {
       Board board(*this);
-      bootstrap =
-          form_through_board(bc, board, ifname_ ? ifname_->c_str() : nullptr, true, &root_address_);
+      // The key rank 0 made names the job's node segments too (config().job_key).
+      bootstrap = form_through_board(bc, board, ifname_ ? ifname_->c_str() : nullptr, true,
+                                     &root_address_, &config_.job_key);
     }
     finalize();
     return bootstrap;
   }
 
  private:
-  // PMIx as a ContactBoard: rank 0 puts, everyone commits and fences, the others get.
+  // PMIx as a ContactBoard: rank 0 puts, everyone commits and fences, the others get. Where
+  // rank 0 failed, its address key carries kFailed and its reason instead of addresses.
   class Board final : public ContactBoard {
    public:
+    static constexpr std::string_view kFailed = "failed: ";
     explicit Board(PmixJob &job) : job_(job) {}
     RootContact share(const RootContact *mine) override {
       if (mine) {
-        job_.put(kAddressKey, encode_addresses(mine->addresses));
+        job_.put(kAddressKey, mine->failure.empty() ? encode_addresses(mine->addresses)
+                                                    : cat(kFailed, mine->failure));
         job_.put(kJobKeyKey, mine->job_key);
       }
       job_.commit_and_fence();
       if (mine) return *mine;
       pmix_proc_t root;
       PMIX_LOAD_PROCID(&root, job_.self_.nspace, 0);
+      const std::string published = job_.get_string(root, kAddressKey);
+      if (published.starts_with(kFailed))
+        fail(BRAID_ERR_BOOTSTRAP, "rank ", job_.config_.rank,
+             ": rank 0 failed before it could publish its bootstrap address (",
+             std::string_view(published).substr(kFailed.size()), ")");
       RootContact contact;
-      contact.addresses = decode_addresses(job_.get_string(root, kAddressKey),
-                                           cat("rank 0's ", kAddressKey, " from PMIx"));
+      contact.addresses = decode_addresses(published, cat("rank 0's ", kAddressKey, " from PMIx"));
       contact.job_key = job_.get_string(root, kJobKeyKey);
       return contact;
     }
@@ -193,7 +218,7 @@ class PmixJob final : public JobSource {
   // Info for calls that accept a timeout, so the server gives up when we do.
   struct TimeoutInfo {
     explicit TimeoutInfo(double seconds) {
-      int whole = static_cast<int>(seconds + 0.999);
+      int whole = server_seconds(seconds);
       PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &whole, PMIX_INT);
     }
     ~TimeoutInfo() { PMIX_INFO_DESTRUCT(&info); }
@@ -202,7 +227,7 @@ class PmixJob final : public JobSource {
 
   Outcome get(const pmix_proc_t &proc, const char *key) {
     const double t = config_.timeout_s;
-    return call_bounded(t, [proc, key = std::string(key), t] {
+    return call_bounded(server_seconds(t) + kServerGraceS, [proc, key = std::string(key), t] {
       TimeoutInfo timeout(t);
       pmix_value_t *value = nullptr;
       pmix_status_t rc = PMIx_Get(&proc, key.c_str(), &timeout.info, 1, &value);
@@ -245,10 +270,10 @@ class PmixJob final : public JobSource {
           "committing rank 0's bootstrap address");
     pmix_proc_t job;
     PMIX_LOAD_PROCID(&job, self_.nspace, PMIX_RANK_WILDCARD);
-    Outcome fence = call_bounded(t, [job, t] {
+    Outcome fence = call_bounded(server_seconds(t) + kServerGraceS, [job, t] {
       pmix_info_t info[2];
       bool collect = true;
-      int whole = static_cast<int>(t + 0.999);
+      int whole = server_seconds(t);
       PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
       PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &whole, PMIX_INT);
       Outcome o{true, PMIx_Fence(&job, 1, info, 2), 0, ""};

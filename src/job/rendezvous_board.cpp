@@ -82,6 +82,10 @@ std::optional<std::string> read_line(int fd, const bs::Deadline &deadline, doubl
 }  // namespace
 
 RootContact RendezvousBoard::share(const RootContact *mine) {
+  // The protocol has no word for rank 0's failure, nor needs one under braidrun, which ends
+  // the job when a rank exits with an error. (Under a unique id the others wait out their
+  // timeout, naming rank 0 as the one that never registered.)
+  if (mine && !mine->failure.empty()) return *mine;
   const std::string me = cat("rank ", rank_, ": ");
   if (job_key_.empty() || job_key_.find_first_of(" \t\r\n") != std::string::npos)
     fail(BRAID_ERR_BOOTSTRAP, me,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "bootstrap/socket.hpp"
 #include "error.hpp"
@@ -61,10 +62,14 @@ std::string random_job_key() {
 
 namespace {
 
-// Rank 0: the listener first (its port goes into the published addresses), then the board.
-std::unique_ptr<Bootstrap> form_as_root(BootstrapConfig cfg, ContactBoard &board,
-                                        const char *ifname, bool new_key,
-                                        std::string *root_address) {
+// Rank 0's listener and what it publishes: the addresses (with the listener's port) and a new
+// key.
+struct RootListener {
+  BootstrapListener listener;
+  RootContact contact;
+};
+
+RootListener listen_as_root(const char *ifname, bool new_key) {
   std::string error;
   const std::vector<net::Interface> all = net::list_interfaces(&error);
   if (!error.empty()) fail(BRAID_ERR_BOOTSTRAP, "rank 0: cannot list network interfaces: ", error);
@@ -73,36 +78,59 @@ std::unique_ptr<Bootstrap> form_as_root(BootstrapConfig cfg, ContactBoard &board
     fail(BRAID_ERR_BOOTSTRAP, "rank 0: no address to publish for the bootstrap: ", choice.error);
   const bool ipv6 = std::any_of(choice.chosen.begin(), choice.chosen.end(),
                                 [](const net::Interface &i) { return i.ipv6; });
-  BootstrapListener listener = BootstrapListener::on_any_interface(ipv6);
-
-  RootContact contact;
+  RootListener out{BootstrapListener::on_any_interface(ipv6), {}};
   for (const net::Interface &i : choice.chosen)
-    contact.addresses.push_back({i.address, listener.port()});
-  if (new_key) contact.job_key = random_job_key();
-  log(LogLevel::info, "bootstrap: rank 0 listens on port ", listener.port(), " and publishes ",
+    out.contact.addresses.push_back({i.address, out.listener.port()});
+  if (new_key) out.contact.job_key = random_job_key();
+  log(LogLevel::info, "bootstrap: rank 0 listens on port ", out.listener.port(), " and publishes ",
       net::describe(choice.chosen), ", ", choice.reason);
-  board.share(&contact);
+  return out;
+}
 
+// Rank 0: the listener first (its port goes into the published addresses), then the board.
+std::unique_ptr<Bootstrap> form_as_root(BootstrapConfig cfg, ContactBoard &board,
+                                        const char *ifname, bool new_key, std::string *root_address,
+                                        std::string *job_key) {
+  std::optional<RootListener> root;
+  try {
+    root.emplace(listen_as_root(ifname, new_key));
+  } catch (const Failure &f) {
+    // The others are waiting on the board for an address: tell them why none comes. The
+    // board's own failure (say, the fence times out) is secondary to this one.
+    RootContact failed;
+    failed.failure = f.message();
+    try {
+      board.share(&failed);
+    } catch (const Failure &also) {
+      log(LogLevel::info,
+          "bootstrap: rank 0 could not tell the others of its failure: ", also.message());
+    }
+    throw;
+  }
+  board.share(&root->contact);
+
+  const RootContact &contact = root->contact;
   cfg.host = contact.addresses.front().host;
-  cfg.port = listener.port();
-  if (new_key) cfg.job_key = contact.job_key;
+  cfg.port = root->listener.port();
+  if (new_key) cfg.job_key = *job_key = contact.job_key;
   *root_address = encode_addresses(contact.addresses);
-  return make_tcp_bootstrap(cfg, std::move(listener));
+  return make_tcp_bootstrap(cfg, std::move(root->listener));
 }
 
 }  // namespace
 
 std::unique_ptr<Bootstrap> form_through_board(BootstrapConfig cfg, ContactBoard &board,
                                               const char *ifname, bool new_key,
-                                              std::string *root_address) {
-  if (cfg.rank == 0) return form_as_root(std::move(cfg), board, ifname, new_key, root_address);
+                                              std::string *root_address, std::string *job_key) {
+  if (cfg.rank == 0)
+    return form_as_root(std::move(cfg), board, ifname, new_key, root_address, job_key);
   RootContact contact = board.share(nullptr);
   if (contact.addresses.empty())
     fail(BRAID_ERR_BOOTSTRAP, "rank ", cfg.rank, ": rank 0 published no bootstrap address");
   cfg.host = contact.addresses.front().host;
   cfg.port = contact.addresses.front().port;
   cfg.more_addresses.assign(contact.addresses.begin() + 1, contact.addresses.end());
-  if (new_key) cfg.job_key = contact.job_key;
+  if (new_key) cfg.job_key = *job_key = contact.job_key;
   *root_address = encode_addresses(contact.addresses);
   return make_tcp_bootstrap(cfg);
 }

@@ -18,6 +18,10 @@ namespace braid::detail {
 struct RootContact {
   std::vector<bs::HostPort> addresses;  // in order of preference
   std::string job_key;                  // empty when the board's ranks already share one
+  // Rank 0's reason when it could not listen or choose an address: published where the board
+  // can carry it (PMIx), so that the others fail at once, naming it, instead of waiting for an
+  // address that never comes. The others' share() throws it.
+  std::string failure;
 };
 
 // "10.0.0.5:41000,[fd00::5]:41000" and back; decode throws Failure(BRAID_ERR_BOOTSTRAP)
@@ -35,11 +39,12 @@ class ContactBoard {
 };
 
 // Forms the TCP bootstrap through `board`. base carries rank, size, timeout and (optionally)
-// the job key; with new_key rank 0 makes a random key and publishes it with its addresses.
-// ifname is BRAID_SOCKET_IFNAME's value or nullptr. *root_address gets the address used.
+// the job key; with new_key rank 0 makes a random key and publishes it with its addresses,
+// and *job_key gets it on every rank. ifname is BRAID_SOCKET_IFNAME's value or nullptr.
+// *root_address gets the address used.
 std::unique_ptr<Bootstrap> form_through_board(BootstrapConfig base, ContactBoard &board,
                                               const char *ifname, bool new_key,
-                                              std::string *root_address);
+                                              std::string *root_address, std::string *job_key);
 
 // 32 hex digits from /dev/urandom.
 std::string random_job_key();

@@ -1,6 +1,6 @@
 // launch_probe: one rank of a job started by any launcher. It joins the job with braid_init,
 // checks braid's rank and size against what the launcher itself says (BRAID_RANK/SIZE,
-// SLURM_PROCID/SLURM_STEP_NUM_TASKS or OMPI_COMM_WORLD_RANK/SIZE), checks an allreduce, and
+// OMPI_COMM_WORLD_RANK/SIZE or SLURM_PROCID/SLURM_STEP_NUM_TASKS), checks an allreduce, and
 // prints one line naming the launcher's local rank and size, which the test scripts compare
 // with the "job source: ..." line braid logs at BRAID_DEBUG=info (the C API does not expose the
 // local rank). Exit 0 only if everything matched.
@@ -59,6 +59,11 @@ LauncherView launcher_view() {
   if (auto r = env_number("BRAID_RANK")) {
     v = {"braidrun", *r, env_number("BRAID_SIZE").value_or(-1),
          env_number("BRAID_LOCAL_RANK").value_or(-1), env_number("BRAID_LOCAL_SIZE").value_or(-1)};
+  } else if (auto r = env_number("OMPI_COMM_WORLD_RANK")) {
+    // Before Slurm's: an mpirun inside an allocation passes the batch step's SLURM_* on.
+    v = {"mpirun", *r, env_number("OMPI_COMM_WORLD_SIZE").value_or(-1),
+         env_number("OMPI_COMM_WORLD_LOCAL_RANK").value_or(-1),
+         env_number("OMPI_COMM_WORLD_LOCAL_SIZE").value_or(-1)};
   } else if (auto r = env_number("SLURM_PROCID")) {
     v.name = "srun";
     v.rank = *r;
@@ -67,10 +72,6 @@ LauncherView launcher_view() {
     const auto per_node = slurm_tasks_per_node(std::getenv("SLURM_STEP_TASKS_PER_NODE"));
     const long node = env_number("SLURM_NODEID").value_or(-1);
     v.local_size = node >= 0 && node < static_cast<long>(per_node.size()) ? per_node[node] : -1;
-  } else if (auto r = env_number("OMPI_COMM_WORLD_RANK")) {
-    v = {"mpirun", *r, env_number("OMPI_COMM_WORLD_SIZE").value_or(-1),
-         env_number("OMPI_COMM_WORLD_LOCAL_RANK").value_or(-1),
-         env_number("OMPI_COMM_WORLD_LOCAL_SIZE").value_or(-1)};
   }
   return v;
 }

@@ -90,12 +90,20 @@ check_probe() {
   count=$(grep -c '^\(\[[0-9]*\] \)\?launch_probe: rank [0-9]* of' "$log" || true)
   [[ $count -eq $n ]] || { show "$log"; fail "expected $n launch_probe lines, got $count"; }
   ! grep -q MISMATCH "$log" || { show "$log"; fail "braid and the launcher disagree"; }
+  # A launcher that does not say a rank's local rank (-1) fails the comparison, not skips it.
   while read -r line; do
-    [[ $line =~ rank\ ([0-9]+)\ of\ ([0-9]+),\ local\ rank\ ([0-9]+)\ of\ ([0-9]+) ]] || continue
+    [[ $line =~ rank\ ([0-9]+)\ of\ ([0-9]+),\ local\ rank\ (-?[0-9]+)\ of\ (-?[0-9]+) ]] ||
+      { show "$log"; fail "no launcher's view in: $line"; }
     r=${BASH_REMATCH[1]} size=${BASH_REMATCH[2]} lr=${BASH_REMATCH[3]} ls=${BASH_REMATCH[4]}
     grep -q "\[rank $r\] braid info: job source: .*: rank $r of $size, local rank $lr of $ls\$" "$log" ||
       { show "$log"; fail "braid's local rank for rank $r differs from the launcher's ($lr of $ls)"; }
   done < <(grep 'launch_probe: rank' "$log")
+  # Every job here puts two ranks or more on a node. Their node segment is named by a hash of
+  # the job's key, which under PMIx rank 0 makes: fnv1a of an empty key is cbf29ce484222325.
+  expect_line "$log" 'world: node-local path on: .* of /braid-[0-9a-f]{16}-node-' \
+    "the world's node segment"
+  ! grep -q '/braid-cbf29ce484222325-' "$log" ||
+    { show "$log"; fail "the node segment's name has no job key in it"; }
   echo "ranks, sizes and local ranks agree with the launcher for all $n ranks"
 }
 

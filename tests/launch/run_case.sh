@@ -191,14 +191,33 @@ case ${1:?case} in
 
   errors.pmix_fence)
     need_cluster
-    # Rank 1 never joins: rank 0 waits in PMIx_Fence until BRAID_TIMEOUT.
-    rc=0
+    # Rank 1 never joins: rank 0 waits in PMIx_Fence until BRAID_TIMEOUT, then says so (the
+    # server's timeout, or braid's own 2 s later when the server lets the fence run on).
+    rc=0 start=$SECONDS
     BRAID_TIMEOUT=3 run 60 fence.log srun $(srun_args -N 1 -n 2 --overcommit) \
       "$PROBE" --skip-init-rank 1 || rc=$?
     pmix_missing fence.log
     [[ $rc -ne 0 ]] || { show fence.log; fail "rank 0 formed a job without rank 1"; }
-    expect_line fence.log 'braid_init failed: PMIx_Fence failed: ' "rank 0's error"
+    expect_line fence.log 'braid_init failed: PMIx_Fence failed: (.*TIMEOUT|.*[Tt]imeout|no answer within 3 s)' "rank 0's error"
+    # The probe's rank 1 sleeps 6 s and exits; srun ends the step once rank 0 has failed.
+    (( SECONDS - start < 30 )) || fail "the failure took $((SECONDS - start)) s"
     grep -m1 'PMIx_Fence failed' fence.log
+    ;;
+
+  errors.rank0_no_address)
+    need_cluster
+    # Rank 0 cannot choose an address to publish: the others learn why through PMIx at once,
+    # instead of waiting out BRAID_TIMEOUT in the fence. No --kill-on-bad-exit, so that srun
+    # does not stop rank 1 before it has said so.
+    rc=0 start=$SECONDS
+    BRAID_SOCKET_IFNAME=nosuchif0 BRAID_TIMEOUT=30 run 60 noaddr.log \
+      srun --mpi=pmix --time=2 -N 1 -n 2 --overcommit "$PROBE" || rc=$?
+    pmix_missing noaddr.log
+    [[ $rc -ne 0 ]] || { show noaddr.log; fail "the job formed without rank 0's address"; }
+    expect_line noaddr.log "braid_init failed: rank 0: no address to publish for the bootstrap: BRAID_SOCKET_IFNAME=nosuchif0 matches no interface" "rank 0's error"
+    expect_line noaddr.log "braid_init failed: rank 1: rank 0 failed before it could publish its bootstrap address \\(rank 0: no address to publish for the bootstrap: BRAID_SOCKET_IFNAME=nosuchif0 matches no interface.*\\)" "rank 1's error"
+    (( SECONDS - start < 20 )) || fail "the failure took $((SECONDS - start)) s (BRAID_TIMEOUT=30)"
+    grep 'braid_init failed' noaddr.log
     ;;
 
   *)

@@ -65,6 +65,33 @@ TEST(JobSource, PartialEnvironmentUnderPmixIsAnErrorToo) {
                                           "BRAID_SIZE is set (started by srun through PMIx"));
 }
 
+TEST(JobSource, MpirunInsideASlurmAllocationIsNamedMpirun) {
+  // mpirun run from an sbatch script: its ranks inherit the allocation's SLURM_JOB_ID.
+  Vars vars = {{"PMIX_NAMESPACE", "prterun-host-1@1"},
+               {"PMIX_RANK", "0"},
+               {"SLURM_JOB_ID", "7"},
+               {"OMPI_COMMAND", "app"},
+               {"OMPI_COMM_WORLD_SIZE", "4"},
+               {"BRAID_SIZE", "4"}};
+  EXPECT_THAT(failure_of(vars), HasSubstr("(started by mpirun through PMIx"));
+}
+
+TEST(JobSource, AMalformedValueIsReportedAsItself) {
+  // Not "no bootstrap source", nor "unset them and PMIx describes the job": PMIx gives no
+  // timeout, and the source is not what is wrong.
+  for (const Vars &base : {Vars{}, kSrunPmix}) {
+    Vars vars = base;
+    vars["BRAID_TIMEOUT"] = "abc";
+    try {
+      find_job_source(lookup(vars));
+      ADD_FAILURE() << "BRAID_TIMEOUT=abc was accepted";
+    } catch (const Failure &f) {
+      EXPECT_EQ(f.code(), BRAID_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(f.message(), "BRAID_TIMEOUT='abc' is not a positive number of seconds");
+    }
+  }
+}
+
 TEST(JobSource, ALauncherWithoutPmixIsNotAOneRankWorld) {
   EXPECT_EQ(failure_of({{"SLURM_STEP_NUM_TASKS", "4"}, {"SLURM_PROCID", "1"}}),
             "no bootstrap source: not started by braidrun, mpirun or srun, and BRAID_RANK is "
