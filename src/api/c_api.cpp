@@ -143,19 +143,26 @@ braid_result_t nonblocking(const char *what, braid_comm_t comm, braid_request_t 
 // message still in flight to a peer is cut off. A failed peer must not keep the others from
 // finishing: the control plane counts a failed rank as having left, and the wait is bounded by
 // BRAID_TIMEOUT. Then the process context (every communicator of it, the transport) goes.
-void leave(std::unique_ptr<braid::detail::Process> process) {
-  braid::detail::World &world = *process->world;
+// Leaving a job is said first and waited for after (finish_leaving), so that braid_finalize
+// can say it to every job it is in before it waits for any (see ControlPlane::start_leave).
+void start_leaving(braid::detail::Process &process) {
+  braid::detail::World &world = *process.world;
   if (braid::detail::log_threshold() >= braid::detail::LogLevel::info) {
     std::string counters;
     for (const auto &c : world.transport->counters())
       counters += braid::detail::cat(" ", c.name, "=", c.value);
     braid::detail::log(braid::detail::LogLevel::info, world.transport->name(),
                        " counters:", counters,
-                       "; collectives started: ", process->world_comm().next_seq);
+                       "; collectives started: ", process.world_comm().next_seq);
   }
+  if (process.control) process.control->start_leave();
+}
+
+void finish_leaving(std::unique_ptr<braid::detail::Process> process) {
+  braid::detail::World &world = *process->world;
   try {
     if (process->control) {
-      const std::string why = process->control->leave(world.config.timeout_s);
+      const std::string why = process->control->wait_left(world.config.timeout_s);
       if (!why.empty()) braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", why);
     } else {
       world.bootstrap->barrier();
@@ -163,6 +170,11 @@ void leave(std::unique_ptr<braid::detail::Process> process) {
   } catch (const Failure &f) {
     braid::detail::log(braid::detail::LogLevel::warn, "finalize: ", f.message());
   }
+}
+
+void leave(std::unique_ptr<braid::detail::Process> process) {
+  start_leaving(*process);
+  finish_leaving(std::move(process));
 }
 
 // Retires the handles of every communicator of `process`.
@@ -193,10 +205,14 @@ braid_result_t braid_finalize(void) {
     if (!g_process && g_embedded.empty())
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_finalize without init");
     for (const auto &h : g_handles) retire_handle(h.get());
-    std::vector<std::unique_ptr<braid::detail::Process>> embedded = std::move(g_embedded);
+    // Every job is told first: a unique id's group may be left in another order by its other
+    // processes (made by other threads), or have another of its ranks in this process, and
+    // leaving one job after another would wait for them until BRAID_TIMEOUT.
+    std::vector<std::unique_ptr<braid::detail::Process>> leaving = std::move(g_embedded);
     g_embedded.clear();
-    for (auto &p : embedded) leave(std::move(p));
-    if (g_process) leave(std::move(g_process));
+    if (g_process) leaving.push_back(std::move(g_process));
+    for (auto &p : leaving) start_leaving(*p);
+    for (auto &p : leaving) finish_leaving(std::move(p));
   });
 }
 

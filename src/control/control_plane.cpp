@@ -129,14 +129,20 @@ std::vector<std::pair<uint64_t, std::string>> ControlPlane::notices(uint64_t tag
   return out;
 }
 
-std::string ControlPlane::leave(double timeout_s) {
+void ControlPlane::start_leave() {
+  if (size_ == 1) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (root_gone_) return;
+    commands_.push_back({Command::Kind::leave, 0, 0, {}});
+  }
+  wake();
+}
+
+std::string ControlPlane::wait_left(double timeout_s) {
   if (size_ == 1) return "";
   std::unique_lock lock(mutex_);
   if (root_gone_) return failure_text_;
-  commands_.push_back({Command::Kind::leave, 0, 0, {}});
-  lock.unlock();
-  wake();
-  lock.lock();
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   if (!changed_.wait_until(lock, until, [&] { return done_ || root_gone_; }))
     return cat("timed out after ", timeout_s, " s waiting for the other ranks to finalize");

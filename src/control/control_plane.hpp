@@ -73,7 +73,15 @@ class ControlPlane {
 
   // Finalize: tells rank 0 this rank is done and waits (up to timeout_s) until every rank has
   // left or failed. Returns "" or why it stopped waiting.
-  std::string leave(double timeout_s);
+  std::string leave(double timeout_s) {
+    start_leave();
+    return wait_left(timeout_s);
+  }
+  // The two halves of leave(), for a process that leaves several jobs at once (braid_finalize
+  // with unique-id groups): each job's other ranks may be leaving them in another order, or be
+  // this very process, so it says it leaves every one of them before it waits for any.
+  void start_leave();
+  std::string wait_left(double timeout_s);
 
  private:
   struct Link {

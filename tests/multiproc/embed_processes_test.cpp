@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char **environ;
@@ -94,6 +95,39 @@ int rank_main(const char *hex, int nranks, int rank) {
   return bad ? 1 : 0;
 }
 
+// One process holds ranks 0 and 1 of one group, a thread each (as a program driving several
+// devices does), and leaves both in one braid_finalize: each rank's leave waits for the other,
+// so both must be said before either is waited for. Exit 0 when finalize came back well
+// within BRAID_TIMEOUT (20 s, set by the test).
+int two_ranks_main() {
+  braid_unique_id_t id{};
+  if (braid_get_unique_id(&id) != BRAID_SUCCESS) return 1;
+  braid_comm_t g[2] = {nullptr, nullptr};
+  int bad[2] = {1, 1};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      if (braid_comm_init_rank(&g[r], 2, id, r) != BRAID_SUCCESS) return;
+      int32_t x = r + 1;
+      bad[r] = braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, g[r]) != BRAID_SUCCESS || x != 3;
+    });
+  for (std::thread &t : threads) t.join();
+  if (bad[0] || bad[1]) {
+    std::fprintf(stderr, "two ranks in one process: the group failed: %s\n", braid_last_error());
+    return 1;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const braid_result_t rc = braid_finalize();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[ embed ] finalize of two ranks of one group in one process: %.3f s\n", took);
+  if (rc != BRAID_SUCCESS || took > 10.0) {
+    std::fprintf(stderr, "braid_finalize gave %d after %.1f s (BRAID_TIMEOUT=20): %s\n", rc, took,
+                 braid_last_error());
+    return 1;
+  }
+  return 0;
+}
+
 pid_t start(const std::vector<std::string> &args) {
   std::vector<char *> argv;
   for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
@@ -122,6 +156,16 @@ TEST(EmbedProcesses, RanksStartedByTheApplicationFormAGroup) {
     ASSERT_GT(ranks.back(), 0);
   }
   for (int r = 0; r < n; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+}
+
+TEST(EmbedProcesses, TwoRanksOfAGroupInOneProcessFinalizeTogether) {
+  unsetenv("BRAID_RANK");
+  unsetenv("BRAID_SIZE");
+  setenv("BRAID_TIMEOUT", "20", 1);
+  const pid_t child = start({g_self, "--two-ranks"});
+  unsetenv("BRAID_TIMEOUT");
+  ASSERT_GT(child, 0);
+  EXPECT_EQ(wait_for(child), 0);
 }
 
 TEST(EmbedProcesses, AnIdServesOneGroup) {
@@ -237,6 +281,7 @@ TEST(EmbedProcesses, AStaleIdFailsWithinTheTimeout) {
   EXPECT_EQ(g, nullptr);
   const std::string why = braid_last_error();
   EXPECT_NE(why.find("rendezvous"), std::string::npos) << why;
+  EXPECT_LT(took, 10.0) << why;  // BRAID_TIMEOUT=2, not braid's default of 300 s
   std::printf("[ embed ] stale id: %s after %.2f s (BRAID_TIMEOUT=2)\n", why.c_str(), took);
 }
 
@@ -246,6 +291,7 @@ int main(int argc, char **argv) {
   g_self = argv[0];
   if (argc == 5 && std::strcmp(argv[1], "--rank") == 0)
     return rank_main(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  if (argc == 2 && std::strcmp(argv[1], "--two-ranks") == 0) return two_ranks_main();
   if (argc == 2 && std::strcmp(argv[1], "--make-id") == 0) {
     braid_unique_id_t id{};
     if (braid_get_unique_id(&id) != BRAID_SUCCESS) return 1;
