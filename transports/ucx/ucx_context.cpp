@@ -4,6 +4,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,7 +35,10 @@ int init_ucp(Context *ctx) {
 
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wparams.thread_mode = UCS_THREAD_MODE_SINGLE;  // braid serializes calls per communicator
+  // Serialized, not single: braid calls the plugin from whichever application thread is in a
+  // collective (one at a time, under the transport's lock), and UCX's single mode means one
+  // thread only.
+  wparams.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   st = ucp_worker_create(ctx->context, &wparams, &ctx->worker);
   if (st != UCS_OK)
     return ctx->error(BRAID_ERR_TRANSPORT, "ucp_worker_create: %s", ucs_status_string(st));
@@ -142,10 +146,15 @@ void context_destroy(Context *ctx) {
   if (ctx == nullptr) return;
   for (ucp_ep_h &ep : ctx->eps) {
     if (ep == nullptr) continue;
-    // Force close: a flush could wait forever for a peer that already left.
+    // Force close: a flush could wait forever for a peer that already left. Bounded too:
+    // nothing in braid waits without a deadline (a close still under way after it is left to
+    // ucp_worker_destroy).
     ucs_status_ptr_t req = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE);
     if (UCS_PTR_IS_PTR(req)) {
-      while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(ctx->worker);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (ucp_request_check_status(req) == UCS_INPROGRESS &&
+             std::chrono::steady_clock::now() < deadline)
+        ucp_worker_progress(ctx->worker);
       ucp_request_free(req);
     }
     ep = nullptr;

@@ -15,7 +15,9 @@ void on_recv_done(void *, ucs_status_t status, const ucp_tag_recv_info_t *info, 
   auto *req = static_cast<Request *>(user_data);
   req->completed = true;
   req->status = status;
-  if (status == UCS_OK && info != nullptr) req->received = info->length;
+  // On truncation too UCX gives the message's length, which the error then names.
+  if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) && info != nullptr)
+    req->received = info->length;
 }
 
 bool is_peer_failure(ucs_status_t st) {
@@ -35,7 +37,7 @@ int peer_check(Context *ctx, int peer) {
 }
 
 // Turns the status nbx returned into either an immediate completion or a pending request.
-int finish_post(Context *ctx, Request *req, ucs_status_ptr_t sp, const char *what) {
+int finish_post(Context *ctx, Request *req, ucs_status_ptr_t sp) {
   if (sp == nullptr) {
     req->completed = true;
     return BRAID_SUCCESS;
@@ -43,8 +45,13 @@ int finish_post(Context *ctx, Request *req, ucs_status_ptr_t sp, const char *wha
   if (UCS_PTR_IS_ERR(sp)) {
     ucs_status_t st = UCS_PTR_STATUS(sp);
     int code = is_peer_failure(st) ? BRAID_ERR_PEER_FAILED : BRAID_ERR_TRANSPORT;
+    const int peer = req->peer;
+    const size_t bytes = req->bytes;
+    const auto tag = static_cast<unsigned long long>(req->tag);
+    const char *what = req->is_send ? "send to" : "receive from";
     delete req;
-    return ctx->error(code, "ucx: %s: %s", what, ucs_status_string(st));
+    return ctx->error(code, "ucx: %s rank %d of %zu bytes (tag %llu) failed: %s", what, peer, bytes,
+                      tag, ucs_status_string(st));
   }
   req->ucp_request = sp;
   return BRAID_SUCCESS;
@@ -66,7 +73,7 @@ int post_send(Context *ctx, int peer, uint64_t tag, const void *buf, size_t byte
   }
   ucs_status_ptr_t sp = ucp_tag_send_nbx(ctx->eps[static_cast<size_t>(peer)], buf, bytes,
                                          ucp_tag_for(tag, ctx->rank), &param);
-  if (int rc = finish_post(ctx, req, sp, "send"); rc != BRAID_SUCCESS) return rc;
+  if (int rc = finish_post(ctx, req, sp); rc != BRAID_SUCCESS) return rc;
   ctx->live.insert(req);
   ctx->counters.sends++;
   ctx->counters.bytes_sent += bytes;
@@ -93,7 +100,7 @@ int post_recv(Context *ctx, int peer, uint64_t tag, void *buf, size_t bytes, ucp
   // The full mask matches the sender's rank, carried in the tag's low bits.
   ucs_status_ptr_t sp = ucp_tag_recv_nbx(ctx->worker, buf, bytes, ucp_tag_for(tag, peer),
                                          ~static_cast<ucp_tag_t>(0), &param);
-  if (int rc = finish_post(ctx, req, sp, "receive"); rc != BRAID_SUCCESS) return rc;
+  if (int rc = finish_post(ctx, req, sp); rc != BRAID_SUCCESS) return rc;
   ctx->live.insert(req);
   ctx->counters.recvs++;
   *out = req;
@@ -111,9 +118,11 @@ int test_request(Request *req, int *done, size_t *bytes) {
   int rc = BRAID_SUCCESS;
   const char *dir = req->is_send ? "send to" : "receive from";
   if (req->status == UCS_ERR_MESSAGE_TRUNCATED) {
-    rc = ctx->error(BRAID_ERR_MISMATCH,
-                    "ucx: message from rank %d (tag %llu) is longer than the %zu-byte receive",
-                    req->peer, static_cast<unsigned long long>(req->tag), req->bytes);
+    rc =
+        ctx->error(BRAID_ERR_MISMATCH,
+                   "ucx: message of %zu bytes from rank %d (tag %llu) is longer than the "
+                   "%zu-byte receive",
+                   req->received, req->peer, static_cast<unsigned long long>(req->tag), req->bytes);
   } else if (req->status != UCS_OK) {
     rc = ctx->error(is_peer_failure(req->status) ? BRAID_ERR_PEER_FAILED : BRAID_ERR_TRANSPORT,
                     "ucx: %s rank %d of %zu bytes failed: %s", dir, req->peer, req->bytes,
