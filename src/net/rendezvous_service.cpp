@@ -100,7 +100,7 @@ std::vector<std::string> words_of(const std::string &line) {
 }  // namespace
 
 RendezvousService::RendezvousService(std::string job_key, const char *ifname, bool verbose, Log log)
-    : job_key_(std::move(job_key)), verbose_(verbose), log_(std::move(log)) {
+    : job_key_(std::move(job_key)), verbose_(verbose), log_(std::move(log)), owner_(getpid()) {
   std::string error;
   const auto all = list_interfaces(&error);
   if (!error.empty()) throw std::runtime_error("cannot list network interfaces: " + error);
@@ -125,6 +125,12 @@ RendezvousService::RendezvousService(std::string job_key, const char *ifname, bo
 }
 
 RendezvousService::~RendezvousService() {
+  if (getpid() != owner_) {
+    // A forked child: a byte down the shared pipe would stop the parent's thread, and the
+    // thread is not in this process to join.
+    thread_.detach();
+    return;
+  }
   const char byte = 0;
   [[maybe_unused]] const ssize_t ignored = write(stop_write_.get(), &byte, 1);
   if (thread_.joinable()) thread_.join();

@@ -8,6 +8,8 @@
 // The service runs on its own thread, started before any rank can look for it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <thread>
@@ -27,7 +29,10 @@ class RendezvousService {
   // chosen or the socket fails.
   using Log = std::function<void(const std::string &)>;
   RendezvousService(std::string job_key, const char *ifname, bool verbose, Log log);
-  ~RendezvousService();  // stops and joins the thread
+  // Stops and joins the thread. In a child forked after the service started (a launcher that
+  // makes an id, then forks its ranks), the thread and the service are the parent's: the
+  // child's copy only lets go of its descriptors.
+  ~RendezvousService();
   RendezvousService(const RendezvousService &) = delete;
   RendezvousService &operator=(const RendezvousService &) = delete;
 
@@ -63,6 +68,7 @@ class RendezvousService {
   bool accept_failing_ = false;           // said once per spell of failures
   size_t dropped_ = 0;                    // silent connections closed to make room, not yet said
   long long flood_logged_ms_ = 0;
+  const pid_t owner_;  // the process whose thread serves
   std::thread thread_;
 };
 

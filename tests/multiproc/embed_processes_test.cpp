@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -166,6 +167,35 @@ TEST(EmbedProcesses, TwoRanksOfAGroupInOneProcessFinalizeTogether) {
   unsetenv("BRAID_TIMEOUT");
   ASSERT_GT(child, 0);
   EXPECT_EQ(wait_for(child), 0);
+}
+
+// A launcher that makes the id and then forks (Python's multiprocessing does): the child
+// inherits the id's service, not its thread. A child that exits must neither wait for that
+// thread nor stop the parent's service.
+TEST(EmbedProcesses, AForkedChildThatExitsLeavesTheIdServing) {
+  unsetenv("BRAID_RANK");
+  unsetenv("BRAID_SIZE");
+  braid_unique_id_t id{};
+  ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) std::exit(0);  // exit-time destructors run, as in any child that returns
+  int status = -1;
+  for (int i = 0; i < 100 && waitpid(child, &status, WNOHANG) == 0; ++i) usleep(50 * 1000);
+  if (waitpid(child, &status, WNOHANG) == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    FAIL() << "the forked child did not exit within 5 s";
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  setenv("BRAID_TIMEOUT", "20", 1);
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(start({g_self, "--rank", to_hex(id), "2", std::to_string(r)}));
+    ASSERT_GT(ranks.back(), 0);
+  }
+  unsetenv("BRAID_TIMEOUT");
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
 }
 
 TEST(EmbedProcesses, AnIdServesOneGroup) {
