@@ -56,6 +56,7 @@ class Rendezvous {
     while (joined_ < cfg_.size - 1) {
       if (deadline_.expired()) fail_forming(timeout_reason());
       poll_once();
+      if (!size_mismatch_.empty()) fail_forming(size_mismatch_);
     }
     send_hosts();
     return std::move(star_);
@@ -137,9 +138,15 @@ class Rendezvous {
     // The key first, so a peer without it learns nothing about the job from the reply.
     if (!keys_equal(hello.key, cfg_.job_key))
       return refuse(p, Reply::bad_key, key_problem(hello.key));
-    if (hello.size != static_cast<uint32_t>(cfg_.size))
+    if (hello.size != static_cast<uint32_t>(cfg_.size)) {
+      // With the job's key this is one of its ranks, not a stranger: the job cannot form, and
+      // waiting out the timeout would only hide why.
+      size_mismatch_ = cat("rank ", hello.rank, " (", p.peer, ") joined a job of ", hello.size,
+                           " ranks, but rank 0's has ", cfg_.size,
+                           " (BRAID_SIZE, or braid_comm_init_rank's nranks)");
       return refuse(p, Reply::bad_size,
                     cat("claims job size ", hello.size, ", this job has ", cfg_.size, " ranks"));
+    }
     if (hello.rank == 0 || hello.rank >= static_cast<uint32_t>(cfg_.size))
       return refuse(p, Reply::bad_rank,
                     cat("claims rank ", hello.rank, ", expected 1..", cfg_.size - 1));
@@ -243,6 +250,7 @@ class Rendezvous {
   std::vector<Pending> pending_;
   int joined_ = 0;
   int refused_ = 0;
+  std::string size_mismatch_;  // a rank with the job's key claimed another size
 };
 
 }  // namespace

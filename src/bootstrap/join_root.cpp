@@ -90,7 +90,8 @@ Star join_root(const BootstrapConfig &cfg) {
             targets.size() > 1 && (reply == Reply::bad_key || reply == Reply::bad_protocol);
         if (!maybe_another_job)
           fail(BRAID_ERR_BOOTSTRAP, me, "rank 0 at ", where,
-               " refused this rank: ", describe_reply(h.reply));
+               " refused this rank: ", describe_reply(h.reply),
+               reply == Reply::bad_size ? cat("; this rank's is ", cfg.size) : std::string());
         errors[i] =
             cat("refused this rank: ", describe_reply(h.reply), " (not this job's rank 0?)");
         ++refused;

@@ -91,7 +91,8 @@ std::string describe_reply(uint8_t reply) {
     case Reply::bad_key:
       return "job key does not match (check BRAID_JOB_KEY)";
     case Reply::bad_size:
-      return "job size does not match rank 0's (check BRAID_SIZE)";
+      return "job size does not match rank 0's (check BRAID_SIZE, or braid_comm_init_rank's "
+             "nranks)";
     case Reply::bad_rank:
       return "rank out of range for the job (check BRAID_RANK)";
     case Reply::duplicate_rank:

@@ -198,6 +198,26 @@ TEST(EmbedProcesses, AForkedChildThatExitsLeavesTheIdServing) {
   for (int r = 0; r < 2; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
 }
 
+// Ranks that disagree on nranks: both fail at once (rank 0 naming both sizes), not at
+// BRAID_TIMEOUT.
+TEST(EmbedProcesses, RanksThatDisagreeOnTheSizeFailAtOnce) {
+  unsetenv("BRAID_RANK");
+  unsetenv("BRAID_SIZE");
+  braid_unique_id_t id{};
+  ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  setenv("BRAID_TIMEOUT", "30", 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t rank0 = start({g_self, "--rank", to_hex(id), "2", "0"});
+  const pid_t rank1 = start({g_self, "--rank", to_hex(id), "3", "1"});
+  unsetenv("BRAID_TIMEOUT");
+  ASSERT_GT(rank0, 0);
+  ASSERT_GT(rank1, 0);
+  EXPECT_EQ(wait_for(rank0), 1);
+  EXPECT_EQ(wait_for(rank1), 1);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 15.0) << "a rank waited for BRAID_TIMEOUT (30 s)";
+}
+
 TEST(EmbedProcesses, AnIdServesOneGroup) {
   unsetenv("BRAID_RANK");
   unsetenv("BRAID_SIZE");

@@ -112,7 +112,6 @@ TEST(BootstrapHostile, RefusesBadClientsWhileTheJobForms) {
       {"version", with_u32(hello(1, 2), 8, 7), reply(bs::Reply::bad_protocol), "version 7"},
       {"huge key length", with_u32(hello(1, 2), 20, 0x7fffffff), reply(bs::Reply::bad_protocol),
        "key length"},
-      {"wrong size", hello(1, 3), reply(bs::Reply::bad_size), "job size 3"},
       {"rank 0", hello(0, 2), reply(bs::Reply::bad_rank), "claims rank 0"},
       {"rank too big", hello(2, 2), reply(bs::Reply::bad_rank), "claims rank 2"},
       {"huge rank", hello(0xffffffff, 2), reply(bs::Reply::bad_rank), "claims rank 4294967295"},
@@ -129,6 +128,35 @@ TEST(BootstrapHostile, RefusesBadClientsWhileTheJobForms) {
   std::string log = ::testing::internal::GetCapturedStderr();
   for (const RefusalCase &c : cases) EXPECT_NE(log.find(c.warning), std::string::npos) << c.name;
   EXPECT_NE(log.find("refused connection from 127.0.0.1:"), std::string::npos) << log;
+}
+
+// A wrong size with the job's key is no stranger but a rank of this job launched with
+// another size (BRAID_SIZE, or braid_comm_init_rank's nranks): the job cannot form, so rank 0
+// fails at once, naming both sizes, instead of at its timeout.
+TEST(BootstrapHostile, ARankWithTheKeyButAnotherSizeFailsTheJobAtOnce) {
+  const uint16_t port = free_port();
+  ::testing::internal::CaptureStderr();
+  auto rank0 = std::async(std::launch::async, [port] {
+    return run_body(
+        [port](int) {
+          make_tcp_bootstrap(config(0, 2, port, kKey, 20.0));
+          return std::string("the job formed");
+        },
+        0);
+  });
+  const auto start = Clock::now();
+  EXPECT_EQ(send_and_read_reply(port, hello(1, 3)), static_cast<int>(bs::Reply::bad_size));
+  const Outcome o = rank0.get();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(o.ok) << o.data;
+  EXPECT_EQ(o.code, BRAID_ERR_BOOTSTRAP);
+  EXPECT_NE(o.message.find("rank 0: rank 1 (127.0.0.1:"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find(") joined a job of 3 ranks, but rank 0's has 2 (BRAID_SIZE, or "
+                           "braid_comm_init_rank's nranks)"),
+            std::string::npos)
+      << o.message;
+  EXPECT_LT(seconds_since(start), 10.0) << "rank 0 waited for its timeout (20 s)";
+  EXPECT_NE(log.find("claims job size 3"), std::string::npos) << log;
 }
 
 TEST(BootstrapHostile, KeyIsRefusedWhenTheJobHasNone) {
