@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <string_view>
 
 #include "error.hpp"
 #include "job/root_contact.hpp"
@@ -122,8 +124,17 @@ std::unique_ptr<Process> join_unique_id(const braid_unique_id_t &id, int nranks,
   UniqueIdContent content = decode_unique_id(id);
   const EnvLookup env = process_env();
   // Transport, timeout and the other settings from the environment; the place in the job from
-  // the arguments (BRAID_RANK and friends, if set, describe another job).
-  EnvConfig config = parse_env_config(env);
+  // the arguments. BRAID_RANK and friends, if set, describe another job (a launcher's, whole or
+  // partial), so they are not even read.
+  const EnvLookup settings = [&env](const char *name) -> std::optional<std::string> {
+    static constexpr std::string_view kPlace[] = {
+        "BRAID_RANK",      "BRAID_SIZE",       "BRAID_LOCAL_RANK", "BRAID_LOCAL_SIZE",
+        "BRAID_BOOTSTRAP", "BRAID_RENDEZVOUS", "BRAID_JOB_KEY"};
+    for (std::string_view p : kPlace)
+      if (p == name) return std::nullopt;
+    return env(name);
+  };
+  EnvConfig config = parse_env_config(settings);
   config.rank = rank;
   config.size = nranks;
   config.local_rank = 0;

@@ -218,6 +218,25 @@ TEST(EmbedProcesses, RanksThatDisagreeOnTheSizeFailAtOnce) {
   EXPECT_LT(took, 15.0) << "a rank waited for BRAID_TIMEOUT (30 s)";
 }
 
+// A launcher's variables left in the environment, even a partial set that braid_init would
+// refuse, describe another job: the group's place comes from the arguments alone.
+TEST(EmbedProcesses, ALaunchersLeftoverVariablesDoNotMatter) {
+  unsetenv("BRAID_RANK");
+  setenv("BRAID_SIZE", "4", 1);
+  setenv("BRAID_LOCAL_SIZE", "9", 1);
+  braid_unique_id_t id{};
+  ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.push_back(start({g_self, "--rank", to_hex(id), "2", std::to_string(r)}));
+  unsetenv("BRAID_SIZE");
+  unsetenv("BRAID_LOCAL_SIZE");
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_GT(ranks[static_cast<size_t>(r)], 0);
+    EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+  }
+}
+
 TEST(EmbedProcesses, AnIdServesOneGroup) {
   unsetenv("BRAID_RANK");
   unsetenv("BRAID_SIZE");
