@@ -100,14 +100,15 @@ BRAID_API braid_result_t braid_comm_free(braid_comm_t *comm); /* sets *comm = NU
 
 /* Embedding: a communicator formed from an id the caller distributes by its own means (an MPI
  * broadcast, a file, a framework's key-value store), without braidrun or PMIx. One process calls
- * braid_get_unique_id (it then runs a small rendezvous service until it exits); the caller
- * passes the 128 bytes to nranks processes, on any hosts, which each call braid_comm_init_rank
- * with a distinct rank. Works with or without braid_init; a process may hold several such
- * communicators. Bounded by BRAID_TIMEOUT; a forged or stale id is BRAID_ERR_BOOTSTRAP.
- * braid_comm_free of such a communicator (or braid_finalize) leaves its group, freeing what was
- * split from it too; like braid_finalize it waits (up to BRAID_TIMEOUT) until the group's other
- * ranks leave it as well, so processes in several groups free them in the same order. Each
- * group needs an id of its own: a second rank 0 at one id is BRAID_ERR_BOOTSTRAP at once. */
+ * braid_get_unique_id (it then runs a small rendezvous service until the id's group has formed,
+ * or it exits); the caller passes the 128 bytes to nranks processes, on any hosts, which each
+ * call braid_comm_init_rank with a distinct rank. Works with or without braid_init; a process
+ * may hold several such communicators. Bounded by BRAID_TIMEOUT; a forged or stale id, or ranks
+ * that disagree on nranks, are BRAID_ERR_BOOTSTRAP. braid_comm_free of such a communicator
+ * leaves its group, freeing what was split from it too; it waits (up to BRAID_TIMEOUT) until the
+ * group's other ranks leave it as well, so processes in several groups free them in the same
+ * order (braid_finalize leaves all of its groups at once). Each group needs an id of its own:
+ * once an id's group has formed, using it again is BRAID_ERR_BOOTSTRAP at once. */
 typedef struct braid_unique_id {
   char internal[128];
 } braid_unique_id_t;

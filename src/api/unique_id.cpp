@@ -30,7 +30,8 @@ uint64_t checksum(const char *p, size_t n) {
   return h;
 }
 
-// The services this process started: they answer until it exits (an id may be used late).
+// The services this process started: each answers until its group has formed (an id may be
+// used late), or until the process exits.
 std::mutex g_services_mutex;
 std::vector<std::unique_ptr<net::RendezvousService>> &services() {
   static std::vector<std::unique_ptr<net::RendezvousService>> all;
@@ -81,6 +82,8 @@ braid_unique_id_t make_unique_id() {
   std::memcpy(b + kSumAt, &sum, sizeof sum);
   log(LogLevel::info, "unique id: rendezvous service at ", text);
   std::lock_guard lock(g_services_mutex);
+  // The services whose groups formed are let go here (their threads have ended).
+  std::erase_if(services(), [](const auto &s) { return s->finished(); });
   services().push_back(std::move(service));
   return id;
 }

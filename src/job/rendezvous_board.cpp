@@ -1,5 +1,7 @@
 #include "job/rendezvous_board.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -30,12 +32,14 @@ bs::Fd connect_to_service(const std::vector<Endpoint> &service, const bs::Deadli
   auto backoff = 10ms;
   while (true) {
     errors.clear();
+    size_t refused = 0;
     for (const Endpoint &e : service) {
       std::string error;
       const bs::Deadline attempt = std::min(deadline, bs::Deadline::after(2.0));
       bs::Fd fd = bs::connect_once(e.host, e.port, attempt, &error);
       *where = bs::format_host_port(e.host, e.port);
       if (fd.valid()) return fd;
+      if (error == bs::errno_text(ECONNREFUSED)) ++refused;
       // Appended piece by piece: a chain of + trips GCC 12's false -Wrestrict at -O3.
       if (!errors.empty()) errors += "; ";
       errors += *where;
@@ -43,6 +47,14 @@ bs::Fd connect_to_service(const std::vector<Endpoint> &service, const bs::Deadli
       errors += error.empty() ? "no answer before the deadline" : error;
     }
     if (one_round) return bs::Fd();
+    // Refused at every address: nothing listens there. The service listens before any rank
+    // can know its address (braidrun starts it first; a unique id is made by starting it), so
+    // it is gone, and waiting would not bring it back.
+    if (refused == service.size())
+      fail(BRAID_ERR_BOOTSTRAP, me, "the rendezvous service at ", service_list(service),
+           " is not there (connection refused): braidrun's ends with its job; a unique id's "
+           "with the process that made it, or once the id's group has formed (an id serves one "
+           "group: make one per communicator)");
     if (deadline.expired())
       fail(BRAID_ERR_BOOTSTRAP, me,
            "could not reach the rendezvous service (braidrun's, or a unique id's) at ",
@@ -158,6 +170,24 @@ RootContact RendezvousBoard::share(const RootContact *mine) {
   log(LogLevel::info, "bootstrap: braidrun at ", where, " says rank 0 listens at ",
       reply.substr(5));
   return contact;
+}
+
+void RendezvousBoard::formed() {
+  // One try, briefly: the job has formed whatever the service hears. Unheard, a unique id's
+  // service keeps its port until its process exits; braidrun's until the job ends.
+  const std::string me = cat("rank ", rank_, ": ");
+  const bs::Deadline deadline = bs::Deadline::after(std::min(timeout_s_, 5.0));
+  std::string where, lost;
+  try {
+    bs::Fd fd = connect_to_service(service_, deadline, me, &where, true);
+    const std::string request = cat("braid-rendezvous 1 ", job_key_, " 0 formed\n");
+    if (fd.valid() &&
+        bs::send_all(fd.get(), request.data(), request.size(), deadline).state == bs::IoState::ok)
+      read_line(fd.get(), deadline, timeout_s_, me, "to confirm that the job formed", &lost);
+  } catch (const Failure &f) {
+    log(LogLevel::info,
+        "bootstrap: could not tell the rendezvous service that the job formed: ", f.message());
+  }
 }
 
 }  // namespace braid::detail

@@ -6,6 +6,8 @@
 //   braidrun -> rank 0: "ok\n"
 //   rank r -> braidrun: "braid-rendezvous 1 <job key> <r> lookup\n"
 //   braidrun -> rank r: "root <addresses>\n", as soon as rank 0 has published
+//   rank 0 -> braidrun: "braid-rendezvous 1 <job key> 0 formed\n", once every rank joined it
+//   braidrun -> rank 0: "ok\n"; then the service closes its port and its thread ends
 //   on any problem:     "error <text>\n", then the connection is closed
 // <addresses> is the comma-separated host:port list of root_contact.hpp. The job key keeps
 // other jobs (and strangers) from reading or replacing rank 0's address.
@@ -26,6 +28,7 @@ class RendezvousBoard final : public ContactBoard {
         rank_(rank),
         timeout_s_(timeout_s) {}
   RootContact share(const RootContact *mine) override;
+  void formed() override;
 
  private:
   std::vector<Endpoint> service_;

@@ -114,7 +114,9 @@ std::unique_ptr<Bootstrap> form_as_root(BootstrapConfig cfg, ContactBoard &board
   cfg.port = root->listener.port();
   if (new_key) cfg.job_key = *job_key = contact.job_key;
   *root_address = encode_addresses(contact.addresses);
-  return make_tcp_bootstrap(cfg, std::move(root->listener));
+  std::unique_ptr<Bootstrap> bootstrap = make_tcp_bootstrap(cfg, std::move(root->listener));
+  board.formed();
+  return bootstrap;
 }
 
 }  // namespace

@@ -36,6 +36,8 @@ class ContactBoard {
   // Rank 0 passes its contact, the others nullptr; every rank returns rank 0's contact.
   // Collective for boards that need it (PMIx's fence). Throws Failure naming the board.
   virtual RootContact share(const RootContact *mine) = 0;
+  // Rank 0, once every rank has joined it: the board is needed no more. Best effort.
+  virtual void formed() {}
 };
 
 // Forms the TCP bootstrap through `board`. base carries rank, size, timeout and (optionally)

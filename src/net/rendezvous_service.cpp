@@ -139,6 +139,13 @@ RendezvousService::~RendezvousService() {
 void RendezvousService::run() {
   std::vector<pollfd> fds;
   for (;;) {
+    if (formed_) {
+      // The port goes now, so that a second use of the id is refused at once by the host.
+      clients_.clear();
+      listener_.reset();
+      finished_.store(true, std::memory_order_release);
+      return;
+    }
     // While accepting is paused the listener is left out: it stays readable, and polling it
     // would spin.
     const bool paused = now_ms() < accept_paused_until_ms_;
@@ -252,6 +259,15 @@ void RendezvousService::handle(Client &client, const std::string &line) {
         answer(c, "root " + *root_ + "\n");
         c.fd.reset();
       }
+    return;
+  }
+  if (w[4] == "formed" && w.size() == 5 && rank == "0" && root_) {
+    answer(client, "ok\n");
+    client.fd.reset();
+    if (verbose_) log_("rank 0 says its job formed; the rendezvous service stops");
+    for (Client &c : clients_)
+      if (c.fd && c.waiting) refuse(c, "rank 0's job formed without this rank");
+    formed_ = true;
     return;
   }
   if (w[4] == "lookup" && w.size() == 5 && rank != "0") {

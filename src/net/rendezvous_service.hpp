@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <thread>
@@ -38,6 +39,10 @@ class RendezvousService {
 
   // The value for BRAID_RENDEZVOUS: "192.0.2.2:41000,10.200.9.1:41000".
   const std::string &addresses() const { return addresses_; }
+  // Rank 0 said that its job formed ("formed"): the service closed its port and its thread
+  // ended, having nothing left to do. (A unique id serves one group: its process then need not
+  // keep a thread and descriptors per id it ever made.)
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
 
  private:
   struct Client {
@@ -69,6 +74,8 @@ class RendezvousService {
   size_t dropped_ = 0;                    // silent connections closed to make room, not yet said
   long long flood_logged_ms_ = 0;
   const pid_t owner_;  // the process whose thread serves
+  bool formed_ = false;
+  std::atomic<bool> finished_{false};
   std::thread thread_;
 };
 
