@@ -94,10 +94,10 @@ std::optional<std::string> read_line(int fd, const bs::Deadline &deadline, doubl
 }  // namespace
 
 RootContact RendezvousBoard::share(const RootContact *mine) {
-  // The protocol has no word for rank 0's failure, nor needs one under braidrun, which ends
-  // the job when a rank exits with an error. (Under a unique id the others wait out their
-  // timeout, naming rank 0 as the one that never registered.)
-  if (mine && !mine->failure.empty()) return *mine;
+  if (mine && !mine->failure.empty()) {
+    tell_failure(mine->failure);
+    return *mine;
+  }
   const std::string me = cat("rank ", rank_, ": ");
   if (job_key_.empty() || job_key_.find_first_of(" \t\r\n") != std::string::npos)
     fail(BRAID_ERR_BOOTSTRAP, me,
@@ -172,22 +172,36 @@ RootContact RendezvousBoard::share(const RootContact *mine) {
   return contact;
 }
 
-void RendezvousBoard::formed() {
-  // One try, briefly: the job has formed whatever the service hears. Unheard, a unique id's
-  // service keeps its port until its process exits; braidrun's until the job ends.
+// One try, briefly, of a request whose answer changes nothing for rank 0.
+void RendezvousBoard::say(const std::string &what, const char *why) {
   const std::string me = cat("rank ", rank_, ": ");
   const bs::Deadline deadline = bs::Deadline::after(std::min(timeout_s_, 5.0));
   std::string where, lost;
   try {
     bs::Fd fd = connect_to_service(service_, deadline, me, &where, true);
-    const std::string request = cat("braid-rendezvous 1 ", job_key_, " 0 formed\n");
+    const std::string request = cat("braid-rendezvous 1 ", job_key_, " 0 ", what, "\n");
     if (fd.valid() &&
         bs::send_all(fd.get(), request.data(), request.size(), deadline).state == bs::IoState::ok)
-      read_line(fd.get(), deadline, timeout_s_, me, "to confirm that the job formed", &lost);
+      read_line(fd.get(), deadline, timeout_s_, me, cat("to confirm ", why), &lost);
   } catch (const Failure &f) {
-    log(LogLevel::info,
-        "bootstrap: could not tell the rendezvous service that the job formed: ", f.message());
+    log(LogLevel::info, "bootstrap: could not tell the rendezvous service ", why, ": ",
+        f.message());
   }
+}
+
+// Under braidrun the job ends anyway when rank 0 exits with its error; under a unique id
+// nobody else would end it, and the others would wait out their timeout.
+void RendezvousBoard::tell_failure(std::string text) {
+  for (char &c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  text.resize(std::min<size_t>(text.size(), 1000));
+  say(cat("failed ", text), "rank 0's failure");
+}
+
+// Unheard, a unique id's service keeps its port until its process exits; braidrun's until the
+// job ends.
+void RendezvousBoard::formed() {
+  say("formed", "that the job formed");
 }
 
 }  // namespace braid::detail

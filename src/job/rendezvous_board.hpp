@@ -6,6 +6,8 @@
 //   braidrun -> rank 0: "ok\n"
 //   rank r -> braidrun: "braid-rendezvous 1 <job key> <r> lookup\n"
 //   braidrun -> rank r: "root <addresses>\n", as soon as rank 0 has published
+//   rank 0 -> braidrun: "braid-rendezvous 1 <job key> 0 failed <text>\n", when it could not
+//                       listen or choose an address; lookups are then answered "error <text>"
 //   rank 0 -> braidrun: "braid-rendezvous 1 <job key> 0 formed\n", once every rank joined it
 //   braidrun -> rank 0: "ok\n"; then the service closes its port and its thread ends
 //   on any problem:     "error <text>\n", then the connection is closed
@@ -31,6 +33,9 @@ class RendezvousBoard final : public ContactBoard {
   void formed() override;
 
  private:
+  void say(const std::string &what, const char *why);
+  void tell_failure(std::string text);
+
   std::vector<Endpoint> service_;
   std::string job_key_;
   int rank_;

@@ -261,6 +261,17 @@ void RendezvousService::handle(Client &client, const std::string &line) {
       }
     return;
   }
+  if (w[4] == "failed" && rank == "0" && !root_) {
+    // Rank 0 could not listen or choose an address: every rank that asks is told why, at once.
+    const size_t at = line.find(" failed ");
+    failure_ = at == std::string::npos ? "no reason given" : line.substr(at + 8, 1000);
+    if (verbose_) log_("rank 0 failed before it could register: " + failure_);
+    answer(client, "ok\n");
+    client.fd.reset();
+    for (Client &c : clients_)
+      if (c.fd && c.waiting) refuse_silently(c, failed_text());
+    return;
+  }
   if (w[4] == "formed" && w.size() == 5 && rank == "0" && root_) {
     answer(client, "ok\n");
     client.fd.reset();
@@ -271,6 +282,7 @@ void RendezvousService::handle(Client &client, const std::string &line) {
     return;
   }
   if (w[4] == "lookup" && w.size() == 5 && rank != "0") {
+    if (!failure_.empty()) return refuse_silently(client, failed_text());
     if (root_) {
       answer(client, "root " + *root_ + "\n");
       client.fd.reset();
@@ -287,6 +299,15 @@ void RendezvousService::answer(Client &client, const std::string &reply) {
   // peer that does not read them simply loses them.
   [[maybe_unused]] const ssize_t ignored =
       send(client.fd.get(), reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+std::string RendezvousService::failed_text() const {
+  return "rank 0 failed before it could publish its bootstrap address (" + failure_ + ")";
+}
+
+void RendezvousService::refuse_silently(Client &client, const std::string &why) {
+  answer(client, "error " + why + "\n");
+  client.fd.reset();
 }
 
 void RendezvousService::refuse(Client &client, const std::string &why) {

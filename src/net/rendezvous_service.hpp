@@ -60,6 +60,10 @@ class RendezvousService {
   void handle(Client &client, const std::string &line);
   void answer(Client &client, const std::string &reply);
   void refuse(Client &client, const std::string &why);
+  // Refused with `why`, without a warning: the rank is told of rank 0's failure, not refused
+  // for anything it did.
+  void refuse_silently(Client &client, const std::string &why);
+  std::string failed_text() const;
 
   const std::string job_key_;
   const bool verbose_;
@@ -69,6 +73,7 @@ class RendezvousService {
   std::string addresses_;
   std::vector<Client> clients_;
   std::optional<std::string> root_;       // rank 0's addresses once it registered
+  std::string failure_;                   // why rank 0 could not register, once it said so
   long long accept_paused_until_ms_ = 0;  // accept ran out of descriptors: wait until then
   bool accept_failing_ = false;           // said once per spell of failures
   size_t dropped_ = 0;                    // silent connections closed to make room, not yet said

@@ -219,6 +219,29 @@ TEST(EmbedProcesses, RanksThatDisagreeOnTheSizeFailAtOnce) {
   EXPECT_LT(took, 15.0) << "a rank waited for BRAID_TIMEOUT (30 s)";
 }
 
+// Rank 0 cannot choose an address to publish: the others learn why from the id's service at
+// once, instead of waiting out BRAID_TIMEOUT for a rank 0 that never registers.
+TEST(EmbedProcesses, ARankZeroThatCannotListenFailsTheOthersAtOnce) {
+  unsetenv("BRAID_RANK");
+  unsetenv("BRAID_SIZE");
+  braid_unique_id_t id{};
+  ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
+  setenv("BRAID_TIMEOUT", "30", 1);
+  setenv("BRAID_SOCKET_IFNAME", "nosuchif0", 1);  // after the id: only the ranks choose
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < 3; ++r)
+    ranks.push_back(start({g_self, "--rank", to_hex(id), "3", std::to_string(r)}));
+  unsetenv("BRAID_SOCKET_IFNAME");
+  unsetenv("BRAID_TIMEOUT");
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_GT(ranks[static_cast<size_t>(r)], 0);
+    EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 1) << "rank " << r;
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 15.0) << "a rank waited for BRAID_TIMEOUT (30 s)";
+}
+
 // A launcher's variables left in the environment, even a partial set that braid_init would
 // refuse, describe another job: the group's place comes from the arguments alone.
 TEST(EmbedProcesses, ALaunchersLeftoverVariablesDoNotMatter) {
