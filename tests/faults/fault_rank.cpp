@@ -191,6 +191,12 @@ int hang_scenario(braid_comm_t world, int rank, int size) {
 int main() {
   // Under braidrun, survivors are sent SIGTERM when a rank dies; they must still report.
   std::signal(SIGTERM, SIG_IGN);
+  // BRAID_FAULT_NO_UCX=R: UCX_TLS on rank R names no transport UCX has, so that rank's UCX
+  // fails to start while the others' starts.
+  const char *no_ucx = std::getenv("BRAID_FAULT_NO_UCX");
+  const char *my_rank = std::getenv("BRAID_RANK");
+  if (no_ucx != nullptr && my_rank != nullptr && std::atoi(no_ucx) == std::atoi(my_rank))
+    setenv("UCX_TLS", "braid_no_such_tl", 1);
   braid_comm_t world = nullptr;
   if (braid_init(nullptr, nullptr, &world) != BRAID_SUCCESS) {
     std::fprintf(stderr, "init failed: %s\n", braid_last_error());

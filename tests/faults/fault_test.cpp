@@ -329,6 +329,25 @@ TEST(Hang, TimeoutNamesTheRanksThatHadNotEntered) {
   std::printf("[ fault ] hang: job took %s s with BRAID_TIMEOUT=%g\n", s(took).c_str(), timeout);
 }
 
+// One rank's UCX cannot start: that rank says why, and the others name it at once (rather
+// than failing in the address exchange once its process has gone, naming nobody).
+TEST(TransportInit, ARankWhoseUcxCannotStartIsNamedByTheOthers) {
+  const JobOutput job = run_by_hand(3,
+                                    {{"BRAID_FAULT", "hang"},
+                                     {"BRAID_FAULT_NO_UCX", "1"},
+                                     {"BRAID_TRANSPORT", "ucx"},
+                                     {"BRAID_TIMEOUT", "20"}},
+                                    kJobLimit);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(job.ranks[r].exit_code, 2) << "rank " << r << job.err;
+  EXPECT_NE(job.err.find("init failed: ucx transport init: ucp_init: "), std::string::npos)
+      << job.err;
+  const std::string named = "UCX did not start on rank(s) 1 (their own errors say why)";
+  const size_t first = job.err.find(named);
+  ASSERT_NE(first, std::string::npos) << job.err;
+  EXPECT_NE(job.err.find(named, first + 1), std::string::npos) << "only one rank named it\n"
+                                                               << job.err;
+}
+
 // Bytes of a bootstrap hello (bootstrap/wire.hpp) with the given key.
 std::string hello(const std::string &key, uint32_t rank, uint32_t size) {
   std::string out = "BRAIDBS1";

@@ -48,18 +48,32 @@ int init_ucp(Context *ctx) {
 }
 
 // Worker addresses differ in length, so the exchange is two allgathers: lengths, then the
-// addresses padded to the longest.
-int exchange_addresses(Context *ctx, const braid_bootstrap_t *bs, std::vector<uint8_t> *all,
-                       size_t *stride) {
+// addresses padded to the longest. A rank whose UCX did not start (started false, its error
+// already set) still joins the first with length 0, so that the others fail at once, naming
+// it, instead of waiting in the exchange for it.
+int exchange_addresses(Context *ctx, const braid_bootstrap_t *bs, bool started,
+                       std::vector<uint8_t> *all, size_t *stride) {
   ucp_address_t *address = nullptr;
   size_t length = 0;
-  ucs_status_t st = ucp_worker_get_address(ctx->worker, &address, &length);
-  if (st != UCS_OK)
-    return ctx->error(BRAID_ERR_TRANSPORT, "ucp_worker_get_address: %s", ucs_status_string(st));
+  int failed = BRAID_ERR_TRANSPORT;  // this rank's own error, when it cannot take part
+  if (started) {
+    ucs_status_t st = ucp_worker_get_address(ctx->worker, &address, &length);
+    if (st != UCS_OK) {
+      failed = ctx->error(BRAID_ERR_TRANSPORT, "ucp_worker_get_address: %s", ucs_status_string(st));
+      address = nullptr;
+      length = 0;
+    }
+  }
   std::vector<uint64_t> lengths(static_cast<size_t>(ctx->size));
   uint64_t mine = length;
   int rc = bs->allgather(bs->ctx, &mine, lengths.data(), sizeof mine);
-  if (rc == BRAID_SUCCESS) {
+  if (address == nullptr) return failed;  // its error is set; the others are told (length 0)
+  std::string down;
+  if (rc == BRAID_SUCCESS)
+    for (int r = 0; r < ctx->size; ++r)
+      if (lengths[static_cast<size_t>(r)] == 0)
+        down += (down.empty() ? "" : ", ") + std::to_string(r);
+  if (rc == BRAID_SUCCESS && down.empty()) {
     *stride = 0;
     for (uint64_t l : lengths) *stride = l > *stride ? l : *stride;
     std::vector<uint8_t> padded(*stride, 0);
@@ -68,6 +82,10 @@ int exchange_addresses(Context *ctx, const braid_bootstrap_t *bs, std::vector<ui
     rc = bs->allgather(bs->ctx, padded.data(), all->data(), *stride);
   }
   ucp_worker_release_address(ctx->worker, address);
+  if (!down.empty())
+    return ctx->error(BRAID_ERR_TRANSPORT,
+                      "ucx: UCX did not start on rank(s) %s (their own errors say why)",
+                      down.c_str());
   if (rc != BRAID_SUCCESS)
     return ctx->error(rc, "ucx: worker address exchange over the bootstrap failed");
   return BRAID_SUCCESS;
@@ -93,14 +111,11 @@ int context_create(const braid_transport_init_args_t *args, Context **out) {
   if (ctx->size >= (1 << kRankBits))
     return ctx->error(BRAID_ERR_UNSUPPORTED, "ucx: %d ranks exceed the %d the tag layout allows",
                       ctx->size, 1 << kRankBits);
-  int rc = init_ucp(ctx.get());
-  if (rc != BRAID_SUCCESS) {
-    context_destroy(ctx.release());
-    return rc;
-  }
+  const int started = init_ucp(ctx.get());
   std::vector<uint8_t> addresses;
   size_t stride = 0;
-  rc = exchange_addresses(ctx.get(), bs, &addresses, &stride);
+  int rc = exchange_addresses(ctx.get(), bs, started == BRAID_SUCCESS, &addresses, &stride);
+  if (started != BRAID_SUCCESS) rc = started;  // its own error, set by init_ucp
   if (rc != BRAID_SUCCESS) {
     context_destroy(ctx.release());
     return rc;
