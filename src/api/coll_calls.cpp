@@ -143,15 +143,16 @@ std::shared_ptr<coll::Collective> start_allgatherv(Comm &comm, const void *sendb
   a.counts = recvcounts;
   a.displs = displs;
   const size_t span = span_bytes(comm, what, recvcounts, displs, a.elem_size);
-  if (span == 0) return empty_call(comm, a);
-  check_buffer(comm, what, "recvbuf", recvbuf, span);
-  check_buffer(comm, what, "sendbuf", sendbuf, block);
-  char *own = static_cast<char *>(recvbuf) + displs[me] * a.elem_size;
-  if (sendbuf != own) check_overlap(comm, what, sendbuf, block, recvbuf, span);
-  if (comm.size == 1) {
-    if (sendbuf != own && block > 0) std::memcpy(own, sendbuf, block);
-    return nullptr;
+  if (span > 0) {
+    check_buffer(comm, what, "recvbuf", recvbuf, span);
+    check_buffer(comm, what, "sendbuf", sendbuf, block);
+    char *own = static_cast<char *>(recvbuf) + displs[me] * a.elem_size;
+    if (sendbuf != own) check_overlap(comm, what, sendbuf, block, recvbuf, span);
+    if (comm.size == 1 && sendbuf != own && block > 0) std::memcpy(own, sendbuf, block);
   }
+  if (comm.size == 1) return nullptr;
+  // Every rank takes part even when it expects nothing at all (as in alltoallv): another rank
+  // that sends it a block must learn that it expected none, and the exchange is how.
   return launch(comm, a);
 }
 

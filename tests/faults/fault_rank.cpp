@@ -163,6 +163,14 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
                                 BRAID_FLOAT32, world)
              : braid_alltoallv(buf.data(), sc.data(), displs.data(), buf.data() + 500, rc_.data(),
                                displs.data(), BRAID_FLOAT32, world);
+  } else if (what == "allgatherv_empty") {
+    // Every rank but the odd one expects nothing at all; the odd one sends itself 2 elements,
+    // and so to everyone.
+    const auto n = static_cast<size_t>(size);
+    std::vector<size_t> counts(n, 0), displs(n, 0);
+    if (odd) counts[n - 1] = 2;
+    rc = braid_allgatherv(odd ? buf.data() : nullptr, odd ? 2 : 0, odd ? buf.data() + 500 : nullptr,
+                          counts.data(), displs.data(), BRAID_FLOAT32, world);
   }
   if (rc == BRAID_SUCCESS) rc = braid_barrier(world);
   result(rc, 2);

@@ -297,7 +297,13 @@ INSTANTIATE_TEST_SUITE_P(
                      "off"},
         MismatchCase{"alltoallv", 3,
                      "rank {odd}'s recvcounts[0] is 3 elements, rank 0's sendcounts[{odd}] is 2",
-                     "", false, "off"}),
+                     "", false, "off"},
+        // Ranks that expect nothing at all against one that sends: they take part all the same.
+        MismatchCase{"allgatherv_empty", 3,
+                     "rank 0's recvcounts[{odd}] is 0 elements, rank {odd}'s sendcount is 2"},
+        MismatchCase{"allgatherv_empty", 2,
+                     "rank 0's recvcounts[1] is 0 elements, rank 1's sendcount is", "", false,
+                     "off"}),
     [](const auto &info) {
       return info.param.what + "_" + std::to_string(info.param.size) +
              (info.param.comm.empty() ? "" : "_" + info.param.comm) +

@@ -112,6 +112,16 @@ TEST(CommCollectives, AllgatherAndUnevenAllgatherv) {
           << "allgatherv block " << s;
     ASSERT_EQ(v[d + static_cast<size_t>(s)], -1) << "the gap after allgatherv block " << s;
   }
+  // Nothing from anyone, NULL buffers: every rank still takes part (a rank that expected
+  // nothing must be able to tell one that sends it something), and the child stays in step.
+  const std::vector<size_t> none(static_cast<size_t>(ch.n), 0);
+  ASSERT_EQ(braid_allgatherv(nullptr, 0, nullptr, none.data(), none.data(), BRAID_INT32, ch.c),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  int32_t one = 1;
+  ASSERT_EQ(braid_allreduce(&one, &one, 1, BRAID_INT32, BRAID_SUM, ch.c), BRAID_SUCCESS)
+      << braid_last_error();
+  EXPECT_EQ(one, ch.n);
 }
 
 TEST(CommCollectives, ReduceScatterAlltoallAndUnevenAlltoallv) {
