@@ -159,7 +159,7 @@ BRAID_API braid_result_t braid_scatter(const void *sendbuf, void *recvbuf, size_
 
 /* Non-blocking forms: several may be outstanding at once on one communicator. The buffers
  * (and the v-variants' count and displacement arrays) belong to braid until the request
- * completes. */
+ * completes. A call that fails sets *req to NULL (there is nothing to wait for). */
 BRAID_API braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                                           braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
                                           braid_request_t *req);

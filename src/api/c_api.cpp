@@ -133,6 +133,7 @@ braid_result_t nonblocking(const char *what, braid_comm_t comm, braid_request_t 
                            Start &&start) {
   return guarded([&] {
     if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, what, ": req is NULL");
+    *req = nullptr;  // a refused call leaves no request to wait for
     braid::detail::Comm &c = checked(comm);
     braid::detail::Comm::Use use(c);
     *req = make_request(comm, c, start(c));
@@ -409,6 +410,7 @@ braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count
                                 braid_request_t *req) {
   return guarded([&] {
     if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "iallreduce: req is NULL");
+    *req = nullptr;  // a refused call leaves no request to wait for
     braid::detail::Comm &c = checked(comm);
     braid::detail::Comm::Use use(c);
     *req = make_request(comm, c,
@@ -420,6 +422,7 @@ braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, in
                                 braid_comm_t comm, braid_request_t *req) {
   return guarded([&] {
     if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "ibroadcast: req is NULL");
+    *req = nullptr;  // a refused call leaves no request to wait for
     braid::detail::Comm &c = checked(comm);
     braid::detail::Comm::Use use(c);
     *req = make_request(comm, c, braid::detail::start_broadcast(c, buf, count, dtype, root));
@@ -537,29 +540,44 @@ braid_result_t braid_ibarrier(braid_comm_t comm, braid_request_t *req) {
                      [&](braid::detail::Comm &c) { return braid::detail::start_barrier(c); });
 }
 
+// A request is completed (complete()) under its communicator's claim: another thread's idle
+// wait may be progressing that communicator (Process::progress_others), finishing and
+// explaining this very collective, and its outcome is read only once nobody is.
 braid_result_t braid_test(braid_request_t *req, int *done) {
-  bool finished = false;
+  bool finished = false, completed = false;
+  braid_result_t outcome = BRAID_SUCCESS;
   braid_result_t rc = guarded([&] {
     if (req == nullptr || *req == nullptr || done == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_test: NULL request or done");
     braid_request_t r = *req;
     *done = 0;
-    if (r->collective && !r->collective->finished())
-      if (braid::detail::Comm *c = request_comm(r)) {
-        braid::detail::Comm::Use use(*c);
-        c->scheduler->progress();
-        // As a wait that idles does: a peer may be waiting in another communicator's call
-        // before it can serve this one.
-        if (!r->collective->finished() && c->process.others_alive()) c->process.progress_others(c);
-      }
-    finished = !r->collective || r->collective->finished();
+    braid::detail::Comm *c = r->collective ? request_comm(r) : nullptr;
+    if (c == nullptr) {  // nothing runs it any more: its outcome is settled
+      finished = true;
+      return;
+    }
+    braid::detail::Comm::Use use(*c);
+    if (!r->collective->finished()) {
+      c->scheduler->progress();
+      // As a wait that idles does: a peer may be waiting in another communicator's call
+      // before it can serve this one.
+      if (!r->collective->finished() && c->process.others_alive()) c->process.progress_others(c);
+    }
+    finished = r->collective->finished();
+    if (finished) {
+      *done = 1;
+      outcome = complete(req);
+      completed = true;
+    }
   });
   if (rc != BRAID_SUCCESS || !finished) return rc;
   *done = 1;
-  return complete(req);
+  return completed ? outcome : complete(req);
 }
 
 braid_result_t braid_wait(braid_request_t *req) {
+  bool completed = false;
+  braid_result_t outcome = BRAID_SUCCESS;
   braid_result_t rc = guarded([&] {
     if (req == nullptr || *req == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_wait: NULL request");
@@ -568,10 +586,12 @@ braid_result_t braid_wait(braid_request_t *req) {
       if (braid::detail::Comm *c = request_comm(r)) {
         braid::detail::Comm::Use use(*c);
         c->scheduler->wait(*r->collective);
+        outcome = complete(req);  // under the claim, as in braid_test
+        completed = true;
       }
   });
   if (rc != BRAID_SUCCESS) return rc;
-  return complete(req);
+  return completed ? outcome : complete(req);
 }
 
 braid_result_t braid_mem_alloc(size_t bytes, int numa_node, void **ptr) {

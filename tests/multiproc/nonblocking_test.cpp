@@ -1,5 +1,6 @@
 // Non-blocking collectives: several in flight at once on one communicator, completed in a
 // different order than they were started, by braid_wait and by polling braid_test.
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -115,6 +116,29 @@ TEST(NonBlocking, CountZeroCompletesAtOnce) {
   ASSERT_EQ(braid_test(&req, &done), BRAID_SUCCESS);
   EXPECT_EQ(done, 1);
   EXPECT_EQ(req, nullptr);
+}
+
+// A refused call leaves *req NULL, not whatever the caller's variable held: a program that
+// waits on it anyway gets INVALID_ARGUMENT, not a wild pointer. Refused on every rank alike, so
+// the communicator stays in step.
+TEST(NonBlocking, ARefusedCallSetsTheRequestToNull) {
+  int32_t a = 1, b = 0;
+  auto *junk = reinterpret_cast<braid_request_t>(uintptr_t{0x10});
+  braid_request_t req = junk;
+  EXPECT_EQ(braid_iallgather(&a, &b, 1, static_cast<braid_dtype_t>(99), world(), &req),
+            BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(req, nullptr);
+  req = junk;
+  EXPECT_EQ(braid_iallreduce(&a, &b, 1, BRAID_FLOAT32, BRAID_BAND, world(), &req),
+            BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(req, nullptr);
+  req = junk;
+  EXPECT_EQ(braid_ibroadcast(&a, 1, BRAID_INT32, size(), world(), &req),
+            BRAID_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(req, nullptr);
+  EXPECT_EQ(braid_wait(&req), BRAID_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(braid_allreduce(&a, &b, 1, BRAID_INT32, BRAID_SUM, world()), BRAID_SUCCESS);
+  EXPECT_EQ(b, size());
 }
 
 }  // namespace

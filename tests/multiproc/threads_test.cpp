@@ -2,6 +2,7 @@
 // every thread runs its own collectives on its own communicator while the others run theirs,
 // and every result is checked. The CI's ThreadSanitizer job runs this too.
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -108,6 +109,53 @@ TEST(Threads, MemoryFreedWhileAnotherThreadIsInTheTransport) {
   ta.join();
   EXPECT_EQ(failures.load(), 0) << why_a << " / " << why_main;
   ASSERT_EQ(braid_comm_free(&a), BRAID_SUCCESS);
+}
+
+// One thread polls braid_test on its communicator's requests while another thread's blocking
+// calls on another communicator idle (a late peer), and so progress the first one's calls too
+// (Process::progress_others): the request's outcome must be read only once that thread is done
+// with it. ThreadSanitizer saw the poll read a collective that the other thread was finishing.
+TEST(Threads, PollingARequestWhileAnotherThreadsWaitProgressesIt) {
+  if (size() < 2) GTEST_SKIP() << "needs a peer";
+  braid_comm_t a = nullptr, b = nullptr;
+  ASSERT_EQ(braid_comm_dup(world(), &a), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_dup(world(), &b), BRAID_SUCCESS) << braid_last_error();
+  const int n = size();
+  std::string why;
+  std::thread poller([&] {
+    for (int k = 0; k < 200 && why.empty(); ++k) {
+      const size_t count = k % 2 == 0 ? 4 : 20000;
+      std::vector<int64_t> v(count, rank() + k);
+      braid_request_t q = nullptr;
+      if (braid_iallreduce(v.data(), v.data(), count, BRAID_INT64, BRAID_SUM, b, &q) !=
+          BRAID_SUCCESS) {
+        why = braid_last_error();
+        break;
+      }
+      // Between polls the communicator is free for the other thread's idle wait to take.
+      int done = 0;
+      while (done == 0 && why.empty()) {
+        if (braid_test(&q, &done) != BRAID_SUCCESS) why = braid_last_error();
+        if (done == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+      const int64_t expect = static_cast<int64_t>(n) * (n - 1) / 2 + static_cast<int64_t>(n) * k;
+      if (why.empty() && v[count - 1] != expect)
+        why = "iallreduce #" + std::to_string(k) + " gave " + std::to_string(v[count - 1]);
+    }
+  });
+  // The last rank comes late to each call on a, so the others' waits there idle.
+  std::string why_a;
+  for (int k = 0; k < 40 && why_a.empty(); ++k) {
+    if (rank() == n - 1) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    int32_t x = 1;
+    if (braid_allreduce(&x, &x, 1, BRAID_INT32, BRAID_SUM, a) != BRAID_SUCCESS || x != n)
+      why_a = braid_last_error();
+  }
+  poller.join();
+  EXPECT_EQ(why, "");
+  EXPECT_EQ(why_a, "");
+  ASSERT_EQ(braid_comm_free(&a), BRAID_SUCCESS);
+  ASSERT_EQ(braid_comm_free(&b), BRAID_SUCCESS);
 }
 
 }  // namespace
