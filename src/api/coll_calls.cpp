@@ -1,7 +1,9 @@
 #include "api/coll_calls.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "error.hpp"
 #include "kernels/dtype.hpp"
@@ -83,6 +85,22 @@ size_t span_bytes(Comm &comm, const char *what, const size_t *counts, const size
   return end;
 }
 
+// Receive blocks that overlap would be written by two peers (in an order that differs between
+// ranks, so the results would too): refused, naming both. Zero-count blocks hold nothing.
+void check_disjoint(Comm &comm, const char *what, const size_t *counts, const size_t *displs) {
+  std::vector<int> blocks;
+  for (int r = 0; r < comm.size; ++r)
+    if (counts[r] > 0) blocks.push_back(r);
+  std::sort(blocks.begin(), blocks.end(), [&](int x, int y) { return displs[x] < displs[y]; });
+  for (size_t i = 1; i < blocks.size(); ++i) {
+    const int p = blocks[i - 1], q = blocks[i];
+    if (displs[p] + counts[p] > displs[q])  // no overflow: span_bytes checked every block
+      fail(BRAID_ERR_INVALID_ARGUMENT, "rank ", comm.rank, ": ", what, ": receive blocks ", p,
+           " (displacement ", displs[p], ", count ", counts[p], ") and ", q, " (displacement ",
+           displs[q], ", count ", counts[q], ") overlap");
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<coll::Collective> start_reduce(Comm &comm, const void *sendbuf, void *recvbuf,
@@ -143,6 +161,7 @@ std::shared_ptr<coll::Collective> start_allgatherv(Comm &comm, const void *sendb
   a.counts = recvcounts;
   a.displs = displs;
   const size_t span = span_bytes(comm, what, recvcounts, displs, a.elem_size);
+  check_disjoint(comm, what, recvcounts, displs);
   if (span > 0) {
     check_buffer(comm, what, "recvbuf", recvbuf, span);
     check_buffer(comm, what, "sendbuf", sendbuf, block);
@@ -211,6 +230,7 @@ std::shared_ptr<coll::Collective> start_alltoallv(Comm &comm, const void *sendbu
   a.recv_displs = rdispls;
   const size_t send_span = span_bytes(comm, what, sendcounts, sdispls, a.elem_size);
   const size_t recv_span = span_bytes(comm, what, recvcounts, rdispls, a.elem_size);
+  check_disjoint(comm, what, recvcounts, rdispls);
   a.count = send_span / a.elem_size;  // for the label only (counts differ between ranks)
   check_buffer(comm, what, "sendbuf", sendbuf, send_span);
   check_buffer(comm, what, "recvbuf", recvbuf, recv_span);

@@ -84,6 +84,40 @@ TEST(Errors, AlltoallvSelfCountsThatDifferAreRefused) {
   expect_still_usable();
 }
 
+// Receive blocks that overlap would be written by two peers, in an order that differs between
+// ranks: refused, naming both blocks (every rank passes the same arrays here). Gaps, blocks in
+// any order and empty blocks at one place are fine.
+TEST(Errors, OverlappingReceiveBlocksAreRefused) {
+  if (size() < 2) GTEST_SKIP() << "one block cannot overlap another";
+  const auto n = static_cast<size_t>(size());
+  std::vector<size_t> counts(n, 2), displs(n), sdispls(n);
+  for (size_t r = 0; r < n; ++r) {
+    displs[r] = 3 * (n - 1 - r);  // backwards, with gaps
+    sdispls[r] = 2 * r;
+  }
+  displs[1] = displs[0] + 1;  // block 1 starts inside block 0
+  std::vector<int32_t> in(2 * n, 1), out(3 * n + 2, 0);
+  const std::string d0 = std::to_string(displs[0]), d1 = std::to_string(displs[1]);
+  expect_invalid(braid_allgatherv(in.data(), 2, out.data(), counts.data(), displs.data(),
+                                  BRAID_INT32, world()),
+                 "allgatherv: receive blocks 0 (displacement " + d0 +
+                     ", count 2) and 1 (displacement " + d1 + ", count 2) overlap");
+  expect_invalid(braid_alltoallv(in.data(), counts.data(), sdispls.data(), out.data(),
+                                 counts.data(), displs.data(), BRAID_INT32, world()),
+                 "overlap");
+  expect_still_usable();
+  // The same places with block 1 empty: nothing overlaps.
+  counts[1] = 0;
+  std::vector<size_t> sendcounts(n, 2);
+  sendcounts[1] = 0;
+  const size_t mine = counts[static_cast<size_t>(rank())];
+  ASSERT_EQ(braid_allgatherv(in.data(), mine, out.data(), counts.data(), displs.data(), BRAID_INT32,
+                             world()),
+            BRAID_SUCCESS)
+      << braid_last_error();
+  expect_still_usable();
+}
+
 // A count that fits in size_t but, from where the buffer starts, not in the address space: the
 // same on every rank, so every rank refuses it.
 TEST(Errors, BufferPastTheEndOfTheAddressSpace) {
