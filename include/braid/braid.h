@@ -131,7 +131,9 @@ BRAID_API braid_result_t braid_barrier(braid_comm_t comm);
  * per rank in rank order. In place: reduce at the root when sendbuf == recvbuf; allgather when
  * sendbuf points at this rank's block of recvbuf (allgatherv: recvbuf + displs[rank]);
  * reduce_scatter when recvbuf points at this rank's block of sendbuf; alltoall when
- * sendbuf == recvbuf. recvbuf of reduce and gather, and sendbuf of scatter, are ignored off the
+ * sendbuf == recvbuf; gather at the root when sendbuf points at the root's block of recvbuf, and
+ * scatter at the root when recvbuf points at the root's block of sendbuf (that block is then
+ * left as it is). recvbuf of reduce and gather, and sendbuf of scatter, are ignored off the
  * root (may be NULL). allgatherv's recvcounts[r] must be rank r's sendcount; alltoallv's
  * sendcounts[j] on rank i must be recvcounts[i] on rank j. Reductions give every rank that
  * receives an element the same bits. */

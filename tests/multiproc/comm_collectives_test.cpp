@@ -79,6 +79,39 @@ TEST(CommCollectives, ReduceGatherScatterAtEveryChildRoot) {
   }
 }
 
+// Gather and scatter in place at the root (braid.h): the root's block already sits in its
+// place of the full buffer, and stays as it is; small blocks (with the call records) and large
+// ones, at every root.
+TEST(CommCollectives, GatherAndScatterInPlaceAtTheRoot) {
+  const int n = size();
+  for (const size_t k : {size_t{3}, size_t{40000}}) {
+    for (int root = 0; root < n; ++root) {
+      std::vector<int32_t> mine(k), all(k * static_cast<size_t>(n), -1);
+      for (size_t i = 0; i < k; ++i) mine[i] = val(rank(), root, static_cast<int>(i % 1000));
+      int32_t *own = all.data() + static_cast<size_t>(root) * k;
+      if (rank() == root) std::copy(mine.begin(), mine.end(), own);
+      ASSERT_EQ(braid_gather(rank() == root ? own : mine.data(), all.data(), k, BRAID_INT32, root,
+                             world()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      for (int s = 0; s < n && rank() == root; ++s)
+        for (size_t i = 0; i < k; i += 97)
+          ASSERT_EQ(all[static_cast<size_t>(s) * k + i], val(s, root, static_cast<int>(i % 1000)))
+              << "gather at root " << root << ", block " << s << ", k " << k;
+      // Scatter back what the root gathered: every rank gets its own block again.
+      std::vector<int32_t> back(k, -1);
+      ASSERT_EQ(braid_scatter(all.data(), rank() == root ? own : back.data(), k, BRAID_INT32, root,
+                              world()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      const int32_t *got = rank() == root ? own : back.data();
+      for (size_t i = 0; i < k; i += 97)
+        ASSERT_EQ(got[i], val(rank(), root, static_cast<int>(i % 1000)))
+            << "scatter at root " << root << ", k " << k;
+    }
+  }
+}
+
 TEST(CommCollectives, AllgatherAndUnevenAllgatherv) {
   Child ch;
   ASSERT_NO_FATAL_FAILURE(make_child(&ch));
