@@ -155,19 +155,29 @@ int wait_for(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Starts ranks 0..n-1 of a group of n formed from `id`, each a process of its own (rank_main).
+std::vector<pid_t> start_group(const braid_unique_id_t &id, int n) {
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < n; ++r)
+    ranks.push_back(start({g_self, "--rank", to_hex(id), std::to_string(n), std::to_string(r)}));
+  return ranks;
+}
+
+// Waits for every rank, each of which must have started and must exit with `code`.
+void expect_exits(const std::vector<pid_t> &ranks, int code) {
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    ASSERT_GT(ranks[r], 0) << "rank " << r << " did not start";
+    EXPECT_EQ(wait_for(ranks[r]), code) << "rank " << r;
+  }
+}
+
 TEST(EmbedProcesses, RanksStartedByTheApplicationFormAGroup) {
   // No braid environment: these processes know nothing but the id and their rank.
   unsetenv("BRAID_RANK");
   unsetenv("BRAID_SIZE");
   braid_unique_id_t id{};
   ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
-  const int n = 3;
-  std::vector<pid_t> ranks;
-  for (int r = 0; r < n; ++r) {
-    ranks.push_back(start({g_self, "--rank", to_hex(id), std::to_string(n), std::to_string(r)}));
-    ASSERT_GT(ranks.back(), 0);
-  }
-  for (int r = 0; r < n; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+  expect_exits(start_group(id, 3), 0);
 }
 
 TEST(EmbedProcesses, TwoRanksOfAGroupInOneProcessFinalizeTogether) {
@@ -200,13 +210,9 @@ TEST(EmbedProcesses, AForkedChildThatExitsLeavesTheIdServing) {
   }
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   setenv("BRAID_TIMEOUT", "20", 1);
-  std::vector<pid_t> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.push_back(start({g_self, "--rank", to_hex(id), "2", std::to_string(r)}));
-    ASSERT_GT(ranks.back(), 0);
-  }
+  const std::vector<pid_t> ranks = start_group(id, 2);
   unsetenv("BRAID_TIMEOUT");
-  for (int r = 0; r < 2; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+  expect_exits(ranks, 0);
 }
 
 // Ranks that disagree on nranks: both fail at once (rank 0 naming both sizes), not at
@@ -239,15 +245,10 @@ TEST(EmbedProcesses, ARankZeroThatCannotListenFailsTheOthersAtOnce) {
   setenv("BRAID_TIMEOUT", "30", 1);
   setenv("BRAID_SOCKET_IFNAME", "nosuchif0", 1);  // after the id: only the ranks choose
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<pid_t> ranks;
-  for (int r = 0; r < 3; ++r)
-    ranks.push_back(start({g_self, "--rank", to_hex(id), "3", std::to_string(r)}));
+  const std::vector<pid_t> ranks = start_group(id, 3);
   unsetenv("BRAID_SOCKET_IFNAME");
   unsetenv("BRAID_TIMEOUT");
-  for (int r = 0; r < 3; ++r) {
-    ASSERT_GT(ranks[static_cast<size_t>(r)], 0);
-    EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 1) << "rank " << r;
-  }
+  expect_exits(ranks, 1);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(took, 15.0) << "a rank waited for BRAID_TIMEOUT (30 s)";
 }
@@ -260,15 +261,10 @@ TEST(EmbedProcesses, ALaunchersLeftoverVariablesDoNotMatter) {
   setenv("BRAID_LOCAL_SIZE", "9", 1);
   braid_unique_id_t id{};
   ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
-  std::vector<pid_t> ranks;
-  for (int r = 0; r < 2; ++r)
-    ranks.push_back(start({g_self, "--rank", to_hex(id), "2", std::to_string(r)}));
+  const std::vector<pid_t> ranks = start_group(id, 2);
   unsetenv("BRAID_SIZE");
   unsetenv("BRAID_LOCAL_SIZE");
-  for (int r = 0; r < 2; ++r) {
-    ASSERT_GT(ranks[static_cast<size_t>(r)], 0);
-    EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
-  }
+  expect_exits(ranks, 0);
 }
 
 // How many descriptors and threads this process holds.
@@ -294,13 +290,7 @@ TEST(EmbedProcesses, AnIdServesOneGroup) {
     if (round > 0) {
       ASSERT_EQ(braid_get_unique_id(&id), BRAID_SUCCESS) << braid_last_error();
     }
-    std::vector<pid_t> ranks;
-    for (int r = 0; r < 2; ++r) {
-      ranks.push_back(start({g_self, "--rank", to_hex(id), "2", std::to_string(r)}));
-      ASSERT_GT(ranks.back(), 0);
-    }
-    for (int r = 0; r < 2; ++r)
-      ASSERT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+    ASSERT_NO_FATAL_FAILURE(expect_exits(start_group(id, 2), 0));
   }
   usleep(100 * 1000);  // the last service's thread has seen "formed" and ended
   braid_unique_id_t next{};
@@ -364,12 +354,7 @@ TEST(EmbedProcesses, AFloodOfSilentConnectionsDoesNotKeepTheGroupFromForming) {
   usleep(300 * 1000);  // the service has accepted them (and dropped the oldest to make room)
   rusage before{}, after{};
   getrusage(RUSAGE_SELF, &before);
-  std::vector<pid_t> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.push_back(start({g_self, "--rank", to_hex(id), "2", std::to_string(r)}));
-    ASSERT_GT(ranks.back(), 0);
-  }
-  for (int r = 0; r < 2; ++r) EXPECT_EQ(wait_for(ranks[static_cast<size_t>(r)]), 0) << "rank " << r;
+  expect_exits(start_group(id, 2), 0);
   getrusage(RUSAGE_SELF, &after);
   for (int fd : flood) close(fd);
   const auto seconds = [](const rusage &u) {
