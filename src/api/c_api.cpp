@@ -542,7 +542,8 @@ braid_result_t braid_ibarrier(braid_comm_t comm, braid_request_t *req) {
 
 // A request is completed (complete()) under its communicator's claim: another thread's idle
 // wait may be progressing that communicator (Process::progress_others), finishing and
-// explaining this very collective, and its outcome is read only once nobody is.
+// explaining this very collective, and its outcome is read (and the communicator's count of
+// open requests changed) only once nobody is.
 braid_result_t braid_test(braid_request_t *req, int *done) {
   bool finished = false, completed = false;
   braid_result_t outcome = BRAID_SUCCESS;
@@ -551,19 +552,26 @@ braid_result_t braid_test(braid_request_t *req, int *done) {
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_test: NULL request or done");
     braid_request_t r = *req;
     *done = 0;
-    braid::detail::Comm *c = r->collective ? request_comm(r) : nullptr;
-    if (c == nullptr) {  // nothing runs it any more: its outcome is settled
+    braid::detail::Comm *c = request_comm(r);
+    if (c == nullptr) {  // its communicator is gone: nothing runs it, its outcome is settled
       finished = true;
       return;
     }
-    braid::detail::Comm::Use use(*c);
-    if (!r->collective->finished()) {
+    // A poll does not wait for another thread's call on this communicator: while that thread
+    // has it, the request is not done yet, and the next poll looks again.
+    if (!c->try_claim()) return;
+    struct Release {
+      braid::detail::Comm &c;
+      ~Release() { c.release(); }
+    } release{*c};
+    c->process.note_thread();
+    if (r->collective && !r->collective->finished()) {
       c->scheduler->progress();
       // As a wait that idles does: a peer may be waiting in another communicator's call
       // before it can serve this one.
       if (!r->collective->finished() && c->process.others_alive()) c->process.progress_others(c);
     }
-    finished = r->collective->finished();
+    finished = !r->collective || r->collective->finished();
     if (finished) {
       *done = 1;
       outcome = complete(req);
@@ -582,13 +590,12 @@ braid_result_t braid_wait(braid_request_t *req) {
     if (req == nullptr || *req == nullptr)
       braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_wait: NULL request");
     braid_request_t r = *req;
-    if (r->collective)
-      if (braid::detail::Comm *c = request_comm(r)) {
-        braid::detail::Comm::Use use(*c);
-        c->scheduler->wait(*r->collective);
-        outcome = complete(req);  // under the claim, as in braid_test
-        completed = true;
-      }
+    if (braid::detail::Comm *c = request_comm(r)) {
+      braid::detail::Comm::Use use(*c);
+      if (r->collective) c->scheduler->wait(*r->collective);
+      outcome = complete(req);  // under the claim, as in braid_test
+      completed = true;
+    }
   });
   if (rc != BRAID_SUCCESS) return rc;
   return completed ? outcome : complete(req);

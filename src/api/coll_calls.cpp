@@ -88,6 +88,15 @@ size_t span_bytes(Comm &comm, const char *what, const size_t *counts, const size
 // Receive blocks that overlap would be written by two peers (in an order that differs between
 // ranks, so the results would too): refused, naming both. Zero-count blocks hold nothing.
 void check_disjoint(Comm &comm, const char *what, const size_t *counts, const size_t *displs) {
+  // Blocks in rank order, one after another (the common layout), need no sort.
+  size_t end = 0;
+  bool in_order = true;
+  for (int r = 0; r < comm.size && in_order; ++r)
+    if (counts[r] > 0) {
+      in_order = displs[r] >= end;
+      end = displs[r] + counts[r];
+    }
+  if (in_order) return;
   std::vector<int> blocks;
   for (int r = 0; r < comm.size; ++r)
     if (counts[r] > 0) blocks.push_back(r);

@@ -140,10 +140,12 @@ class Rendezvous {
       return refuse(p, Reply::bad_key, key_problem(hello.key));
     if (hello.size != static_cast<uint32_t>(cfg_.size)) {
       // With the job's key this is one of its ranks, not a stranger: the job cannot form, and
-      // waiting out the timeout would only hide why.
-      size_mismatch_ = cat("rank ", hello.rank, " (", p.peer, ") joined a job of ", hello.size,
-                           " ranks, but rank 0's has ", cfg_.size,
-                           " (BRAID_SIZE, or braid_comm_init_rank's nranks)");
+      // waiting out the timeout would only hide why. (A job without a key cannot tell its
+      // ranks from a stale process: it only refuses.)
+      if (!cfg_.job_key.empty())
+        size_mismatch_ = cat("rank ", hello.rank, " (", p.peer, ") joined a job of ", hello.size,
+                             " ranks, but rank 0's has ", cfg_.size,
+                             " (BRAID_SIZE, or braid_comm_init_rank's nranks)");
       return refuse(p, Reply::bad_size,
                     cat("claims job size ", hello.size, ", this job has ", cfg_.size, " ranks"));
     }

@@ -22,6 +22,12 @@ class EnvJob final : public JobSource {
                                 &root_address_, &config_.job_key);
     }
     if (c.size > 1) root_address_ = bs::format_host_port(c.bootstrap_host, c.bootstrap_port);
+    if (c.size == 1 && !c.rendezvous.empty()) {
+      // A one-rank group from a unique id: its service has served it, so it may end.
+      std::unique_ptr<Bootstrap> alone = make_tcp_bootstrap(bc);
+      RendezvousBoard(c.rendezvous, c.job_key, c.rank, c.timeout_s).formed();
+      return alone;
+    }
     return make_tcp_bootstrap(bc);
   }
 

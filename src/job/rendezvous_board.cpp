@@ -22,6 +22,12 @@ std::string service_list(const std::vector<Endpoint> &service) {
   return out;
 }
 
+bool all_loopback(const std::vector<Endpoint> &service) {
+  for (const Endpoint &e : service)
+    if (e.host.rfind("127.", 0) != 0 && e.host != "::1" && e.host != "localhost") return false;
+  return true;
+}
+
 // braidrun listens before it starts any rank, so the first round normally succeeds; the
 // retries cover a slow network. Returns the connection and sets *where to the address used.
 // With one_round, an invalid Fd when no address takes the connection in one round.
@@ -49,8 +55,9 @@ bs::Fd connect_to_service(const std::vector<Endpoint> &service, const bs::Deadli
     if (one_round) return bs::Fd();
     // Refused at every address: nothing listens there. The service listens before any rank
     // can know its address (braidrun starts it first; a unique id is made by starting it), so
-    // it is gone, and waiting would not bring it back.
-    if (refused == service.size())
+    // it is gone, and waiting would not bring it back. (A loopback address is this host's own,
+    // which says nothing of the service's host: those are tried until the deadline.)
+    if (refused == service.size() && !all_loopback(service))
       fail(BRAID_ERR_BOOTSTRAP, me, "the rendezvous service at ", service_list(service),
            " is not there (connection refused): braidrun's ends with its job; a unique id's "
            "with the process that made it, or once the id's group has formed (an id serves one "

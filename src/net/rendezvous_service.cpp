@@ -127,8 +127,9 @@ RendezvousService::RendezvousService(std::string job_key, const char *ifname, bo
 RendezvousService::~RendezvousService() {
   if (getpid() != owner_) {
     // A forked child: a byte down the shared pipe would stop the parent's thread, and the
-    // thread is not in this process to join.
-    thread_.detach();
+    // thread is not in this process to join or detach (pthread_detach of it here would mark
+    // whatever thread the child made since in that thread's place). Its handle is let go.
+    static_cast<void>(new std::thread(std::move(thread_)));
     return;
   }
   const char byte = 0;
@@ -140,8 +141,10 @@ void RendezvousService::run() {
   std::vector<pollfd> fds;
   for (;;) {
     if (formed_) {
-      // The port goes now, so that a second use of the id is refused at once by the host.
+      // The port goes now, so that a second use of the id is refused at once by the host:
+      // shut down, not only closed, since children forked after the id hold it too.
       clients_.clear();
+      shutdown(listener_.get(), SHUT_RDWR);
       listener_.reset();
       finished_.store(true, std::memory_order_release);
       return;
@@ -272,7 +275,8 @@ void RendezvousService::handle(Client &client, const std::string &line) {
       if (c.fd && c.waiting) refuse_silently(c, failed_text());
     return;
   }
-  if (w[4] == "formed" && w.size() == 5 && rank == "0" && root_) {
+  // A one-rank group's rank 0 never registers: it only says that its group formed.
+  if (w[4] == "formed" && w.size() == 5 && rank == "0") {
     answer(client, "ok\n");
     client.fd.reset();
     if (verbose_) log_("rank 0 says its job formed; the rendezvous service stops");

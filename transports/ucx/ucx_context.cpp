@@ -159,6 +159,8 @@ constexpr int kDrainPasses = 10000;
 
 void context_destroy(Context *ctx) {
   if (ctx == nullptr) return;
+  // One deadline for all the closes: each peer that does not answer must not add its own.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (ucp_ep_h &ep : ctx->eps) {
     if (ep == nullptr) continue;
     // Force close: a flush could wait forever for a peer that already left. Bounded too:
@@ -166,7 +168,6 @@ void context_destroy(Context *ctx) {
     // ucp_worker_destroy).
     ucs_status_ptr_t req = ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE);
     if (UCS_PTR_IS_PTR(req)) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
       while (ucp_request_check_status(req) == UCS_INPROGRESS &&
              std::chrono::steady_clock::now() < deadline)
         ucp_worker_progress(ctx->worker);
