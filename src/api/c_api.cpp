@@ -408,24 +408,15 @@ braid_result_t braid_barrier(braid_comm_t comm) {
 braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                                 braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
                                 braid_request_t *req) {
-  return guarded([&] {
-    if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "iallreduce: req is NULL");
-    *req = nullptr;  // a refused call leaves no request to wait for
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    *req = make_request(comm, c,
-                        braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
+  return nonblocking("iallreduce", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op);
   });
 }
 
 braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
                                 braid_comm_t comm, braid_request_t *req) {
-  return guarded([&] {
-    if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "ibroadcast: req is NULL");
-    *req = nullptr;  // a refused call leaves no request to wait for
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    *req = make_request(comm, c, braid::detail::start_broadcast(c, buf, count, dtype, root));
+  return nonblocking("ibroadcast", comm, req, [&](braid::detail::Comm &c) {
+    return braid::detail::start_broadcast(c, buf, count, dtype, root);
   });
 }
 
@@ -559,12 +550,8 @@ braid_result_t braid_test(braid_request_t *req, int *done) {
     }
     // A poll does not wait for another thread's call on this communicator: while that thread
     // has it, the request is not done yet, and the next poll looks again.
-    if (!c->try_claim()) return;
-    struct Release {
-      braid::detail::Comm &c;
-      ~Release() { c.release(); }
-    } release{*c};
-    c->process.note_thread();
+    braid::detail::Comm::TryUse use(*c);
+    if (!use.held()) return;
     if (r->collective && !r->collective->finished()) {
       c->scheduler->progress();
       // As a wait that idles does: a peer may be waiting in another communicator's call

@@ -52,6 +52,24 @@ class Comm {
    private:
     Comm &c_;
   };
+  // Use if the communicator is free now, else nothing (held() false): for calls that must not
+  // wait for another thread's call (braid_test).
+  class TryUse {
+   public:
+    explicit TryUse(Comm &c) : c_(c), held_(c.try_claim()) {
+      if (held_) c.process.note_thread();
+    }
+    TryUse(const TryUse &) = delete;
+    TryUse &operator=(const TryUse &) = delete;
+    ~TryUse() {
+      if (held_) c_.release();
+    }
+    bool held() const { return held_; }
+
+   private:
+    Comm &c_;
+    const bool held_;
+  };
 
   Process &process;
   const std::vector<int> members;
