@@ -316,8 +316,7 @@ void RendezvousService::refuse_silently(Client &client, const std::string &why) 
 
 void RendezvousService::refuse(Client &client, const std::string &why) {
   log_("rendezvous service refused " + client.peer + ": " + why);
-  answer(client, "error " + why + "\n");
-  client.fd.reset();
+  refuse_silently(client, why);
 }
 
 }  // namespace braid::net
