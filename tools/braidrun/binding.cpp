@@ -90,6 +90,19 @@ hwloc_topology_t load_topology() {
     hwloc_topology_destroy(topo);
     throw std::runtime_error("hwloc could not load the machine's topology");
   }
+  // Ranks go only where braidrun itself may run: under taskset, numactl --cpunodebind or a
+  // batch system's binding, the plan must not widen the mask it inherited (sched_setaffinity
+  // would). hwloc follows cgroups but not the affinity mask. A replayed machine (XML) is not
+  // this one, so its topology is left whole.
+  if (hwloc_topology_is_thissystem(topo)) {
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    if (mine != nullptr && hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0 &&
+        !hwloc_bitmap_iszero(mine) &&
+        !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), mine)) {
+      hwloc_topology_restrict(topo, mine, 0);
+    }
+    hwloc_bitmap_free(mine);
+  }
   return topo;
 }
 
@@ -111,7 +124,8 @@ BindingPlan plan_bindings(hwloc_topology_t topo, std::optional<BindTo> bind_to,
   plan.policy = std::string("--bind-to ") + bind_name +
                 (plan.map_by == MapBy::core ? " --map-by core" : " --map-by numa");
   if (!bind_to)
-    plan.policy += " (default: " + std::to_string(all_cores.size()) + " cores " +
+    plan.policy += " (default: " + std::to_string(all_cores.size()) +
+                   (all_cores.size() == 1 ? " core " : " cores ") +
                    (plan.bind_to == BindTo::core ? ">= " : "< ") + std::to_string(local_ranks) +
                    " local ranks)";
 

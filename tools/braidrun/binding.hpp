@@ -45,7 +45,8 @@ BindTo default_bind_to(hwloc_topology_t topo, int local_ranks);
 BindingPlan plan_bindings(hwloc_topology_t topo, std::optional<BindTo> bind_to,
                           std::optional<MapBy> map_by, int local_ranks);
 
-// Loads this machine's topology (HWLOC_XMLFILE honoured). Throws std::runtime_error.
+// Loads this machine's topology, restricted to the CPUs braidrun may run on (HWLOC_XMLFILE
+// honoured, and then not restricted). Throws std::runtime_error.
 hwloc_topology_t load_topology();
 
 }  // namespace braidrun

@@ -65,9 +65,13 @@ bool move_fd(int fd, int target) {
 // Runs between fork and exec, so it only makes async-signal-safe calls.
 [[noreturn]] void run_child(const SpawnRequest &request, pid_t launcher, int out_fd, int err_fd,
                             int in_fd, int report_fd, char *const *argv, char *const *envp) {
-  // Own process group: braidrun signals the whole group, reaching anything the rank started,
-  // and a terminal's Ctrl-C reaches only braidrun, which forwards it exactly once.
-  setpgid(0, 0);
+  // Own session, and so its own process group: braidrun signals the whole group, reaching
+  // anything the rank started, and a terminal's Ctrl-C reaches only braidrun, which forwards
+  // it exactly once. A session rather than a group alone because a background group that
+  // touches braidrun's terminal is stopped (SIGTTIN), silently, for ever; with no controlling
+  // terminal, rank 0 reads its standard input like any file and opening /dev/tty fails
+  // (ENXIO), so an ssh launch agent that would prompt for a password or host key fails.
+  setsid();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
     child_fail(report_fd, ChildFailure::parent_death_signal, errno);
   }
@@ -145,9 +149,9 @@ RankProcess spawn_rank(const SpawnRequest &request) {
   out_write.reset();
   err_write.reset();
   report_write.reset();
-  // The child does this too; doing it on both sides closes the window in which a signal sent
-  // to the group would miss a child that has not run setpgid yet. Fails harmlessly after exec.
-  setpgid(pid, pid);
+  // No setpgid from this side (it would make the child a group leader, and setsid then
+  // fails): the read below returns only once the child has exec'd, so its session and group
+  // exist before braidrun can signal them.
 
   ChildFailure failure{};
   ssize_t n;
