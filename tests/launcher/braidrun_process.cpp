@@ -159,6 +159,16 @@ int live_members(pid_t group) {
 
 }  // namespace
 
+std::vector<std::string> rank_files(const TempDir &dir, const std::string &stem, int ranks) {
+  std::vector<std::string> paths;
+  for (int rank = 0; rank < ranks; ++rank) paths.push_back(dir / (stem + std::to_string(rank)));
+  return paths;
+}
+
+pid_t read_pid(const std::string &path) {
+  return std::stoi(read_file(path));
+}
+
 bool process_group_gone(pid_t group, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   for (;;) {

@@ -64,6 +64,10 @@ std::string read_file(const std::string &path);
 std::vector<std::string> split_lines(const std::string &text);
 // Polls (every 10 ms) until every path exists or `limit` passes; true if they all appeared.
 bool wait_for_files(const std::vector<std::string> &paths, std::chrono::milliseconds limit);
+// dir/stem0, dir/stem1, ...: one file per rank.
+std::vector<std::string> rank_files(const TempDir &dir, const std::string &stem, int ranks);
+// A pid a rank wrote to a file (`echo $$ > file`).
+pid_t read_pid(const std::string &path);
 // True once no live process is left in the process group (each rank leads its own group).
 bool process_group_gone(pid_t group, std::chrono::milliseconds limit);
 

@@ -95,14 +95,14 @@ TEST(Hosts, LocalRanksCountThisMachineOnceUnderEveryName) {
 TEST(Hosts, AgentGetsHostThenEnvThenTheQuotedCommand) {
   TempDir dir;
   const std::string agent = write_agent(dir);
-  const RunResult result =
-      run_braidrun({"--host", "alpha", "--launch-agent", agent, "sh", "-c",
-                    "printf '<%s>' \"$@\" > \"$OUT_DIR/args\"", "zero", "two words", "it's"},
-                   {{"AGENT_LOG", dir.path().string()},
-                    {"OUT_DIR", dir.path().string()},
-                    {"UCX_TLS", "tcp,self"},
-                    {"BRAID_DEBUG", "warn"},
-                    {"UNRELATED_VARIABLE", "stays-home"}});
+  const RunResult result = run_braidrun({"--host", "alpha", "--launch-agent", agent, "sh", "-c",
+                                         "printf '<%s>' \"$@\" > \"$OUT_DIR/args\"", "zero",
+                                         "two words", "it's", "=5", "%1", "a^b", "k=v"},
+                                        {{"AGENT_LOG", dir.path().string()},
+                                         {"OUT_DIR", dir.path().string()},
+                                         {"UCX_TLS", "tcp,self"},
+                                         {"BRAID_DEBUG", "warn"},
+                                         {"UNRELATED_VARIABLE", "stays-home"}});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto calls = agent_calls(dir, "alpha");
   ASSERT_EQ(calls.size(), 1u);
@@ -119,8 +119,13 @@ TEST(Hosts, AgentGetsHostThenEnvThenTheQuotedCommand) {
   EXPECT_FALSE(has("UNRELATED_VARIABLE=stays-home"));  // the rest comes from the host
   EXPECT_TRUE(has("'two words'"));
   EXPECT_TRUE(has("'it'\\''s'"));
+  // zsh on the host would expand these ("=5": the path of a command 5) unless quoted.
+  EXPECT_TRUE(has("'=5'"));
+  EXPECT_TRUE(has("'%1'"));
+  EXPECT_TRUE(has("'a^b'"));
+  EXPECT_TRUE(has("k=v"));
   // The shell on the "host" undid the quoting: the program got its arguments intact.
-  EXPECT_EQ(read_file(dir / "args"), "<two words><it's>");
+  EXPECT_EQ(read_file(dir / "args"), "<two words><it's><=5><%1><a^b><k=v>");
 }
 
 TEST(Hosts, HostfileSlotsAndComments) {

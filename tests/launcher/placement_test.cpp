@@ -85,11 +85,11 @@ TEST(Placement, EachRankLeadsASessionWithoutAControllingTerminal) {
   // cannot be, and opening /dev/tty fails at once.
   TempDir dir;
   // /proc/PID/stat fields 1, 5, 6, 7: pid, process group, session, controlling tty (0: none).
-  const RunResult result = run_braidrun(
-      {"-n", "2", "sh", "-c",
-       "cut -d' ' -f1,5,6,7 /proc/$$/stat > \"$DIR/ids.$BRAID_RANK\"; "
-       "if (: </dev/tty) 2>/dev/null; then echo tty-opened; fi"},
-      {{"DIR", dir.path().string()}});
+  const RunResult result =
+      run_braidrun({"-n", "2", "sh", "-c",
+                    "cut -d' ' -f1,5,6,7 /proc/$$/stat > \"$DIR/ids.$BRAID_RANK\"; "
+                    "if (: </dev/tty) 2>/dev/null; then echo tty-opened; fi"},
+                   {{"DIR", dir.path().string()}});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "");
   for (int rank = 0; rank < 2; ++rank) {

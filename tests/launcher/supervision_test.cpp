@@ -28,16 +28,6 @@ std::vector<std::string> failure_reports(const std::string &err) {
   return reports;
 }
 
-std::vector<std::string> rank_files(const TempDir &dir, const std::string &stem, int ranks) {
-  std::vector<std::string> paths;
-  for (int rank = 0; rank < ranks; ++rank) paths.push_back(dir / (stem + std::to_string(rank)));
-  return paths;
-}
-
-pid_t read_pid(const std::string &path) {
-  return std::stoi(read_file(path));
-}
-
 TEST(Supervision, SucceedsWhenEveryRankExitsZero) {
   const RunResult result = run_braidrun({"-n", "4", "sh", "-c", "sleep 0.$BRAID_RANK"});
   ASSERT_TRUE(result.exited);
@@ -200,6 +190,80 @@ TEST(Supervision, NonExecutableProgramIsAClearError) {
   ASSERT_TRUE(result.exited);
   EXPECT_EQ(result.exit_code, 126);
   EXPECT_EQ(result.err, "braidrun: cannot execute '" + program + "': Permission denied\n");
+}
+
+}  // namespace
+}  // namespace braid_launcher_test
+
+namespace braid_launcher_test {
+namespace {
+
+// The state letter of /proc/PID/stat ('R', 'S', 'T' stopped, 'Z', ...); 0 once it is gone.
+char process_state(pid_t pid) {
+  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  const auto end_of_comm = stat.rfind(')');
+  return end_of_comm == std::string::npos || end_of_comm + 2 >= stat.size() ? 0
+                                                                            : stat[end_of_comm + 2];
+}
+
+bool reaches_state(pid_t pid, bool stopped, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while ((process_state(pid) == 'T') != stopped) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+TEST(Supervision, CtrlZStopsTheRanksAndContinuingBraidrunContinuesThem) {
+  // The terminal's SIGTSTP reaches braidrun alone: the ranks have sessions of their own.
+  TempDir dir;
+  BraidrunProcess braidrun(
+      {"-n", "2", "sh", "-c", "echo $$ > \"$DIR/pid.$BRAID_RANK\"; exec sleep 60"},
+      {{"DIR", dir.path().string()}});
+  const std::vector<std::string> pid_files = rank_files(dir, "pid.", 2);
+  ASSERT_TRUE(wait_for_files(pid_files, 5s));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(kill(braidrun.pid(), SIGTSTP), 0);
+  EXPECT_TRUE(reaches_state(braidrun.pid(), true, 5s)) << "braidrun stopped";
+  for (const std::string &f : pid_files) EXPECT_TRUE(reaches_state(read_pid(f), true, 5s)) << f;
+  ASSERT_EQ(kill(braidrun.pid(), SIGCONT), 0);  // what fg and bg send
+  EXPECT_TRUE(reaches_state(braidrun.pid(), false, 5s)) << "braidrun continued";
+  for (const std::string &f : pid_files) EXPECT_TRUE(reaches_state(read_pid(f), false, 5s)) << f;
+  ASSERT_EQ(kill(braidrun.pid(), SIGTERM), 0);
+  const RunResult result = braidrun.wait();
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 143) << result.err;
+}
+
+TEST(Supervision, ARankKilledBySignalIsTheFailureAmongRanksThatEndedTogether) {
+  // Rank 3 crashes; the others notice and exit 1. If braidrun sees all of them at once (it
+  // ran late: here it is held stopped), waitpid hands it rank 0 first; the crash is the cause.
+  TempDir dir;
+  BraidrunProcess braidrun(
+      {"-n", "4", "sh", "-c",
+       "echo $$ > \"$DIR/pid.$BRAID_RANK\"; while [ ! -e \"$DIR/go\" ]; do sleep 0.01; done; "
+       "[ $BRAID_RANK = 3 ] && kill -SEGV $$; exit 1"},
+      {{"DIR", dir.path().string()}});
+  const std::vector<std::string> pid_files = rank_files(dir, "pid.", 4);
+  ASSERT_TRUE(wait_for_files(pid_files, 5s));
+  ASSERT_EQ(kill(braidrun.pid(), SIGSTOP), 0);
+  ASSERT_TRUE(reaches_state(braidrun.pid(), true, 5s));
+  { std::ofstream(dir / "go") << ""; }
+  for (const std::string &f : pid_files) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (process_state(read_pid(f)) != 'Z' && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(process_state(read_pid(f)), 'Z') << f;
+  }
+  ASSERT_EQ(kill(braidrun.pid(), SIGCONT), 0);
+  const RunResult result = braidrun.wait();
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 139) << result.err;
+  EXPECT_EQ(failure_reports(result.err).front(), "braidrun: rank 3 (pid " +
+                                                     std::to_string(read_pid(pid_files[3])) +
+                                                     ") killed by signal 11 (Segmentation fault)")
+      << result.err;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // braidrun: starts the N ranks of a braid job, on this machine or on the hosts given, and
 // supervises them. The command line and environment contract are documented in help.cpp
 // (braidrun --help).
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "binding.hpp"
 #include "help.hpp"
 #include "hosts.hpp"
+#include "job_guard.hpp"
 #include "job_identity.hpp"
 #include "launch.hpp"
 #include "net/rendezvous_service.hpp"
@@ -81,6 +83,11 @@ int run_job(const braidrun::Options &options) {
   // signalfd until supervision starts.
   const braidrun::InheritedState inherited = braidrun::prepare_launcher_process();
   braid::net::UniqueFd signal_fd = braidrun::open_signal_fd();
+  // Before the rendezvous thread: the guard's child allocates.
+  braidrun::JobGuard guard;
+  // What a rank leaves behind when it exits comes to braidrun rather than to init, so its end
+  // wakes the supervisor (best effort: only a quicker wake-up depends on it).
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   // On one machine rank 0 listens on loopback at a port braidrun picks. Across hosts neither
   // its address nor a free port there is known here, so rank 0 registers them with braidrun.
   braidrun::JobIdentity job;
@@ -97,7 +104,7 @@ int run_job(const braidrun::Options &options) {
   }
   const braidrun::BindingPlan bindings = plan(options, placement);
   auto ranks = braidrun::launch_ranks(options, job, placement, inherited, bindings);
-  return braidrun::supervise(std::move(ranks), std::move(signal_fd));
+  return braidrun::supervise(std::move(ranks), std::move(signal_fd), guard);
 }
 
 void report(const std::string &message) {

@@ -20,6 +20,8 @@ sigset_t supervised_signals() {
   sigaddset(&set, SIGQUIT);
   sigaddset(&set, SIGUSR1);
   sigaddset(&set, SIGUSR2);
+  // Ctrl-Z reaches only braidrun (the ranks have sessions of their own); it stops them itself.
+  sigaddset(&set, SIGTSTP);
   sigaddset(&set, SIGCHLD);
   return set;
 }

@@ -9,10 +9,18 @@ bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
-// Characters no POSIX shell treats specially in the middle of a word.
+// Characters no shell treats specially in the middle of a word. Not '^' (zsh's
+// EXTENDED_GLOB negation, and a history character in some shells).
 bool plain(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         std::string_view("_-./=:,+@%^").find(c) != std::string_view::npos;
+         std::string_view("_-./=:,+@%").find(c) != std::string_view::npos;
+}
+
+// ... nor at its start: zsh expands "=name" to the path of command name (EQUALS, on by
+// default), and "%n" names a job there.
+bool plain_word(std::string_view word) {
+  return !word.empty() && word.front() != '=' && word.front() != '%' &&
+         std::all_of(word.begin(), word.end(), plain);
 }
 
 }  // namespace
@@ -29,7 +37,7 @@ std::vector<std::string> split_agent(const std::string &agent) {
 }
 
 std::string shell_quote(std::string_view word) {
-  if (!word.empty() && std::all_of(word.begin(), word.end(), plain)) return std::string(word);
+  if (plain_word(word)) return std::string(word);
   std::string quoted = "'";
   for (char c : word) {
     if (c == '\'')

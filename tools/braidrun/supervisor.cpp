@@ -14,6 +14,7 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "job_guard.hpp"
 #include "output.hpp"
 #include "termination.hpp"
 
@@ -32,6 +33,12 @@ constexpr auto kOutputDrainGrace = std::chrono::seconds(1);
 constexpr std::size_t kListedCollateral = 8;
 // Bounds one drain of a dead rank's pipe in case a leftover grandchild keeps writing into it.
 constexpr int kMaxReadsPerDrain = 64;
+// After SIGKILL, how long to wait for the job's processes to go before giving up on them: a
+// process in uninterruptible sleep (a hung file system) can outlive SIGKILL indefinitely.
+constexpr auto kGiveUpAfterKill = std::chrono::seconds(10);
+// How often to look whether the processes a rank left behind in its group have gone; those
+// reparented to braidrun (a child subreaper) wake it anyway, others (an inner subreaper) may not.
+constexpr auto kLeftoverProbe = std::chrono::milliseconds(100);
 
 void report(const std::string &line) {
   write_all(STDERR_FILENO, "braidrun: " + line + "\n");
@@ -49,6 +56,8 @@ const char *signal_name(int signal) {
       return "SIGUSR1";
     case SIGUSR2:
       return "SIGUSR2";
+    case SIGKILL:
+      return "SIGKILL";
     default:
       return "SIGTERM";
   }
@@ -66,11 +75,15 @@ struct RankState {
   bool running = true;
   Stream out;
   Stream err;
+  // Processes may be left in the rank's process group after the rank itself (the group's
+  // leader) exited: a wrapper script's program, say. Cleared once the group is gone. While
+  // any member lives the kernel does not reuse the group's id, so signalling -pid stays safe.
+  bool group_alive = true;
 };
 
 class Supervisor {
  public:
-  Supervisor(std::vector<RankProcess> ranks, UniqueFd signal_fd);
+  Supervisor(std::vector<RankProcess> ranks, UniqueFd signal_fd, JobGuard &guard);
   int run();
 
  private:
@@ -81,6 +94,15 @@ class Supervisor {
 
   void handle_signals();
   void reap();
+  // Stops the ranks here (SIGSTOP) and braidrun itself, as a shell's job control would have
+  // stopped them all had they been in its group; continues them when braidrun is continued.
+  void suspend();
+  // Looks which groups of exited ranks still have members; true if any has.
+  bool probe_groups();
+  // Ends what exited ranks left running in their groups once every rank has exited.
+  void end_leftovers();
+  // Reports what still lives kGiveUpAfterKill after SIGKILL; braidrun then stops waiting.
+  void give_up();
   void on_exit(RankState &rank, int wait_status);
   // Sends `signal` to every running rank and SIGKILL to those left after the grace period;
   // `received`: what braidrun got, when it is another signal (SIGHUP ends the job by SIGTERM).
@@ -92,11 +114,16 @@ class Supervisor {
   void kill_remaining();
   void pump(Stream &stream, bool until_empty);
   void close_stream(Stream &stream);
-  int poll_timeout_ms(std::optional<Clock::time_point> drain_deadline) const;
+  // job_alive: a rank, or what one left in its group, still runs (the deadlines apply).
+  int poll_timeout_ms(std::optional<Clock::time_point> drain_deadline, bool job_alive) const;
   bool any_stream_open() const;
   void report_collateral() const;
 
+  // Marks the rank's group gone: never signalled again, here or by the guard.
+  void group_gone(RankState &rank);
+
   std::vector<RankState> ranks_;
+  JobGuard &guard_;
   std::unordered_map<pid_t, std::size_t> index_of_pid_;
   UniqueFd signal_fd_;
   std::size_t running_;
@@ -104,12 +131,16 @@ class Supervisor {
   std::vector<Failure> collateral_;  // abnormal exits after the first failure
   std::optional<Clock::time_point> kill_deadline_;
   bool killed_ = false;
+  Clock::time_point killed_at_;
+  bool leftovers_ended_ = false;
+  bool gave_up_ = false;
 };
 
-Supervisor::Supervisor(std::vector<RankProcess> ranks, UniqueFd signal_fd)
-    : signal_fd_(std::move(signal_fd)), running_(ranks.size()) {
+Supervisor::Supervisor(std::vector<RankProcess> ranks, UniqueFd signal_fd, JobGuard &guard)
+    : guard_(guard), signal_fd_(std::move(signal_fd)), running_(ranks.size()) {
   ranks_.reserve(ranks.size());
   for (RankProcess &process : ranks) {
+    guard_.watch(process.pid);
     index_of_pid_.emplace(process.pid, ranks_.size());
     ranks_.push_back(
         RankState{process.rank, process.pid, process.where, true,
@@ -123,9 +154,17 @@ int Supervisor::run() {
   std::vector<pollfd> fds;
   std::vector<Stream *> streams;  // streams[i] belongs to fds[i + 1]
   for (;;) {
+    bool leftovers = false;
     if (running_ == 0) {
+      leftovers = probe_groups();
+      if (leftovers && !leftovers_ended_) end_leftovers();
       if (!drain_deadline) drain_deadline = Clock::now() + kOutputDrainGrace;
-      if (!any_stream_open() || Clock::now() >= *drain_deadline) break;
+      if (!leftovers && (!any_stream_open() || Clock::now() >= *drain_deadline)) break;
+    }
+    const bool job_alive = running_ > 0 || leftovers;
+    if (killed_ && job_alive && Clock::now() >= killed_at_ + kGiveUpAfterKill) {
+      give_up();
+      break;
     }
 
     fds.assign(1, pollfd{signal_fd_.get(), POLLIN, 0});
@@ -138,7 +177,10 @@ int Supervisor::run() {
       }
     }
 
-    if (poll(fds.data(), fds.size(), poll_timeout_ms(drain_deadline)) < 0) {
+    int timeout_ms = poll_timeout_ms(drain_deadline, job_alive);
+    if (leftovers && (timeout_ms < 0 || timeout_ms > kLeftoverProbe.count()))
+      timeout_ms = static_cast<int>(kLeftoverProbe.count());
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       throw std::system_error(errno, std::generic_category(), "poll");
     }
@@ -148,7 +190,7 @@ int Supervisor::run() {
     for (std::size_t i = 0; i < streams.size(); ++i) {
       if (fds[i + 1].revents != 0 && streams[i]->fd) pump(*streams[i], false);
     }
-    if (kill_deadline_ && !killed_ && running_ > 0 && Clock::now() >= *kill_deadline_) {
+    if (kill_deadline_ && !killed_ && job_alive && Clock::now() >= *kill_deadline_) {
       kill_remaining();
     }
   }
@@ -158,7 +200,8 @@ int Supervisor::run() {
     close_stream(rank.err);
   }
   report_collateral();
-  return first_failure_ ? exit_status_of(first_failure_->wait_status) : 0;
+  if (first_failure_) return exit_status_of(first_failure_->wait_status);
+  return gave_up_ ? 1 : 0;
 }
 
 void Supervisor::handle_signals() {
@@ -173,6 +216,8 @@ void Supervisor::handle_signals() {
     } else if (signal == SIGUSR1 || signal == SIGUSR2) {
       // Passed on, as mpirun does; the job goes on (a checkpoint request, say).
       relay(signal);
+    } else if (signal == SIGTSTP) {
+      suspend();
     }
   }
   // SIGCHLDs coalesce, so reap whatever has ended regardless of how many arrived.
@@ -180,12 +225,82 @@ void Supervisor::handle_signals() {
 }
 
 void Supervisor::reap() {
+  // Everything that ended since the last look, then the verdicts: waitpid returns zombies in
+  // the order they were forked, not died, and a rank killed by a signal (the crash) usually
+  // takes the others down with it, which then exit with an error of their own. So among the
+  // ranks found dead together, one killed by a signal is reported as the job's failure.
+  std::vector<std::pair<std::size_t, int>> ended;
   for (;;) {
     int status;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid <= 0) return;  // 0: nothing else has ended; -1 (ECHILD): no children left
+    if (pid <= 0) break;  // 0: nothing else has ended; -1 (ECHILD): no children left
+    // Others are processes a rank left behind, reparented to braidrun (the subreaper).
     const auto found = index_of_pid_.find(pid);
-    if (found != index_of_pid_.end()) on_exit(ranks_[found->second], status);
+    if (found != index_of_pid_.end()) ended.emplace_back(found->second, status);
+  }
+  std::stable_partition(ended.begin(), ended.end(),
+                        [](const auto &e) { return WIFSIGNALED(e.second) != 0; });
+  for (const auto &[index, status] : ended) on_exit(ranks_[index], status);
+  // Each group that went with its rank is forgotten at once, before its id can be reused.
+  if (!ended.empty() || running_ < ranks_.size()) probe_groups();
+}
+
+void Supervisor::suspend() {
+  std::vector<pid_t> stopped;
+  for (const RankState &rank : ranks_)
+    if ((rank.running || rank.group_alive) && rank.where.empty() && kill(-rank.pid, SIGSTOP) == 0)
+      stopped.push_back(rank.pid);
+  kill(getpid(), SIGSTOP);  // returns once braidrun is continued (fg, bg, kill -CONT)
+  for (const pid_t pid : stopped) kill(-pid, SIGCONT);
+}
+
+void Supervisor::group_gone(RankState &rank) {
+  rank.group_alive = false;
+  guard_.forget(rank.pid);
+}
+
+bool Supervisor::probe_groups() {
+  bool any = false;
+  for (RankState &rank : ranks_) {
+    if (rank.running || !rank.group_alive) continue;
+    if (kill(-rank.pid, 0) != 0 && errno == ESRCH)
+      group_gone(rank);
+    else
+      any = true;
+  }
+  return any;
+}
+
+void Supervisor::end_leftovers() {
+  leftovers_ended_ = true;
+  std::string ranks;
+  std::size_t listed = 0, more = 0;
+  for (const RankState &rank : ranks_) {
+    if (!rank.group_alive) continue;
+    if (listed == kListedCollateral) {
+      ++more;
+      continue;
+    }
+    ranks += (listed++ == 0 ? "" : ", ") + std::to_string(rank.rank);
+  }
+  if (more > 0) ranks += " and " + std::to_string(more) + " more";
+  // As srun ends what a job step left behind: nobody supervises such processes any longer.
+  report("every rank has exited, but processes they started are still running (rank" +
+         std::string(listed + more == 1 ? " " : "s ") + ranks + "); sending them SIGTERM");
+  signal_running(SIGTERM);
+  arm_kill_deadline(kGraceAfterFailure);
+}
+
+void Supervisor::give_up() {
+  gave_up_ = true;
+  for (const RankState &rank : ranks_) {
+    if (!rank.running && !rank.group_alive) continue;
+    report("rank " + std::to_string(rank.rank) + " (pid " + std::to_string(rank.pid) + ") " +
+           (rank.running ? "is" : "left processes that are") + " still there " +
+           std::to_string(kGiveUpAfterKill.count()) +
+           " s after SIGKILL (stuck in the kernel, e.g. in uninterruptible I/O); braidrun "
+           "stops waiting for " +
+           (rank.running ? "it" : "them"));
   }
 }
 
@@ -234,11 +349,18 @@ void Supervisor::relay(int signal) {
 }
 
 void Supervisor::signal_running(int signal) {
-  for (const RankState &rank : ranks_) {
-    if (!rank.running) continue;
-    // An unreaped rank keeps its group id reserved, so -pid cannot hit an unrelated group.
-    // Fall back to the pid alone in case the group is not set up (setpgid failed).
-    if (kill(-rank.pid, signal) != 0) kill(rank.pid, signal);
+  for (RankState &rank : ranks_) {
+    if (rank.running) {
+      // An unreaped rank keeps its group id reserved, so -pid cannot hit an unrelated group.
+      // Fall back to the pid alone in case the group is not set up (setsid failed).
+      if (kill(-rank.pid, signal) != 0) kill(rank.pid, signal);
+    } else if (rank.group_alive && kill(-rank.pid, signal) != 0 && errno == ESRCH) {
+      group_gone(rank);  // its leader exited earlier, and now the rest has gone too
+      continue;
+    }
+    // A stopped process keeps a SIGTERM pending until it is continued.
+    if (signal != SIGKILL && signal != SIGCONT && (rank.running || rank.group_alive))
+      kill(-rank.pid, SIGCONT);
   }
 }
 
@@ -249,10 +371,14 @@ void Supervisor::arm_kill_deadline(Clock::duration grace) {
 }
 
 void Supervisor::kill_remaining() {
-  report(std::to_string(running_) + (running_ == 1 ? " rank" : " ranks") +
-         " still running after the grace period, sending SIGKILL");
+  if (running_ > 0)
+    report(std::to_string(running_) + (running_ == 1 ? " rank" : " ranks") +
+           " still running after the grace period, sending SIGKILL");
+  else
+    report("processes the ranks started still running after the grace period, sending SIGKILL");
   signal_running(SIGKILL);
   killed_ = true;
+  killed_at_ = Clock::now();
 }
 
 void Supervisor::pump(Stream &stream, bool until_empty) {
@@ -283,9 +409,11 @@ void Supervisor::close_stream(Stream &stream) {
   stream.fd.reset();
 }
 
-int Supervisor::poll_timeout_ms(std::optional<Clock::time_point> drain_deadline) const {
+int Supervisor::poll_timeout_ms(std::optional<Clock::time_point> drain_deadline,
+                                bool job_alive) const {
   std::optional<Clock::time_point> wake;
-  if (kill_deadline_ && !killed_ && running_ > 0) wake = kill_deadline_;
+  if (job_alive && kill_deadline_ && !killed_) wake = kill_deadline_;
+  if (job_alive && killed_) wake = killed_at_ + kGiveUpAfterKill;
   if (drain_deadline && (!wake || *drain_deadline < *wake)) wake = drain_deadline;
   if (!wake) return -1;
   const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(*wake - Clock::now());
@@ -313,8 +441,8 @@ void Supervisor::report_collateral() const {
 
 }  // namespace
 
-int supervise(std::vector<RankProcess> ranks, UniqueFd signal_fd) {
-  return Supervisor(std::move(ranks), std::move(signal_fd)).run();
+int supervise(std::vector<RankProcess> ranks, UniqueFd signal_fd, JobGuard &guard) {
+  return Supervisor(std::move(ranks), std::move(signal_fd), guard).run();
 }
 
 }  // namespace braidrun
