@@ -77,6 +77,46 @@ bool contiguous_bytes(MPI_Datatype type, int count, size_t *bytes);
 // The extent of `type` in bytes (for displacements), or false.
 bool extent_of(MPI_Datatype type, size_t *extent);
 
+// Data movement with datatypes of any shape (packing.cpp): a contiguous side moves in place,
+// any other through per-thread scratch (slot 0 or 1: a call's send and receive sides), packed
+// by MPI. Counts are elements (long long: a count times the communicator's size). take() is
+// false for a negative count or an invalid type (MPI reports those) and when packing fails.
+// When MPI_Pack does not write plain bytes (pack_is_raw, checked at start) no data movement is
+// taken at all: a rank's datatype alone must never decide whether it takes a call.
+void check_pack_format();
+bool pack_is_raw();
+// count * MPI_Type_size(type), or false.
+bool type_bytes(MPI_Datatype type, long long count, size_t *bytes);
+struct SendSide {
+  const char *data = nullptr;
+  size_t bytes = 0;
+  bool take(const void *buf, long long count, MPI_Datatype type, int slot, MPI_Comm comm);
+};
+struct RecvSide {
+  char *data = nullptr;
+  size_t bytes = 0;
+  bool take(void *buf, long long count, MPI_Datatype type, int slot);
+  // In-place calls: packs elements [first, first + count) of the user's buffer to their place
+  // in `data` before the call (nothing to do when the side is contiguous).
+  bool pack_part(long long first, long long count, MPI_Comm comm);
+  // Unpacks into the user's buffer after the call.
+  bool finish(MPI_Comm comm);
+
+ private:
+  void *user_ = nullptr;
+  long long count_ = 0;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  bool packed_ = false;
+};
+// The v-variants: block i is counts[i] elements at displs[i] extents from buf; packed, the
+// blocks follow each other in rank order (cbytes[i] long, at dbytes[i]).
+bool pack_blocks(const void *buf, MPI_Datatype type, const int *counts, const int *displs, int n,
+                 int slot, MPI_Comm comm, const char **data, size_t *cbytes, size_t *dbytes);
+char *blocks_room(const int *counts, int n, MPI_Datatype type, int slot, size_t *cbytes,
+                  size_t *dbytes);
+bool unpack_blocks(const char *data, void *buf, MPI_Datatype type, const int *counts,
+                   const int *displs, const size_t *dbytes, int n, MPI_Comm comm);
+
 // A braid failure inside an intercepted call: braid's message on stderr, then the
 // communicator's error handler (fatal: aborts; MPI_ERRORS_RETURN: its code is returned).
 int fail(MPI_Comm comm, braid_result_t rc, const char *call);

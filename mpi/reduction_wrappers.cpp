@@ -48,13 +48,24 @@ braid_comm_t reduction(Coll c, MPI_Comm comm, MPI_Datatype type, MPI_Op op, int 
   return b;
 }
 
+// MPI_IN_PLACE where the call does not allow it, or the receive buffer given as the send
+// buffer too: MPI refuses both (MPI_ERR_BUFFER, MPI_ERR_ARG), and the program gets that error.
+// braid would read or write address 1 (Open MPI's MPI_IN_PLACE), or refuse with another error.
+braid_comm_t unless_misused(Coll c, braid_comm_t b, bool misused) {
+  if (b == nullptr || !misused) return b;
+  note_pass(c,
+            "MPI_IN_PLACE or an aliased buffer where the call does not allow it (MPI reports it)");
+  return nullptr;
+}
+
 // MPI's in-place reduce-scatter keeps the input in recvbuf and leaves the result at its start;
 // braid's wants recvbuf at this rank's block of the input: run it there, then move the block.
 int reduce_scatter_block(Coll c, const void *sendbuf, void *recvbuf, int recvcount,
                          MPI_Datatype type, MPI_Op op, MPI_Comm comm, const char *call) {
   braid_dtype_t dt;
   braid_op_t bop;
-  braid_comm_t b = reduction(c, comm, type, op, recvcount, &dt, &bop);
+  braid_comm_t b = unless_misused(c, reduction(c, comm, type, op, recvcount, &dt, &bop),
+                                  recvbuf == MPI_IN_PLACE);
   if (b == nullptr) return -1;
   int type_size = 0;  // braid's dtype for `type` has its size
   PMPI_Type_size(type, &type_size);
@@ -84,7 +95,9 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
                   MPI_Comm comm) {
   braid_dtype_t dt;
   braid_op_t bop;
-  if (braid_comm_t b = reduction(Coll::allreduce, comm, datatype, op, count, &dt, &bop)) {
+  if (braid_comm_t b = unless_misused(
+          Coll::allreduce, reduction(Coll::allreduce, comm, datatype, op, count, &dt, &bop),
+          recvbuf == MPI_IN_PLACE || (sendbuf == recvbuf && count > 1))) {
     const void *send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     const braid_result_t rc =
         braid_allreduce(send, recvbuf, static_cast<size_t>(count), dt, bop, b);
@@ -101,6 +114,11 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
   braid_op_t bop;
   braid_comm_t b = reduction(Coll::reduce, comm, datatype, op, count, &dt, &bop);
   if (b != nullptr && !valid_root(Coll::reduce, root, b)) b = nullptr;
+  if (b != nullptr) {
+    const bool is_root = braid_comm_rank(b) == root;
+    b = unless_misused(Coll::reduce, b,
+                       is_root ? recvbuf == MPI_IN_PLACE : sendbuf == MPI_IN_PLACE);
+  }
   if (b != nullptr) {
     const bool is_root = braid_comm_rank(b) == root;
     const void *send = is_root && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;

@@ -284,6 +284,7 @@ void start(int provided) {
     if (world != nullptr) braid_comm_free(&world);
     return;
   }
+  check_pack_format();
   PMPI_Comm_create_keyval(copy_mirror, delete_mirror, &s.keyval, nullptr);
   braid_set_idle_callback(drive_mpi, nullptr);
   s.enabled = true;

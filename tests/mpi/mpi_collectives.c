@@ -22,45 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLREDUCE, BCAST, REDUCE, ALLGATHER, ALLGATHERV, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK,
-       ALLTOALL, ALLTOALLV, GATHER, SCATTER, BARRIER, IALLREDUCE, IBCAST, NCOLL };
-static const char *names[NCOLL] = {"allreduce", "bcast", "reduce", "allgather", "allgatherv",
-                                   "reduce_scatter", "reduce_scatter_block", "alltoall",
-                                   "alltoallv", "gather", "scatter", "barrier", "iallreduce",
-                                   "ibcast"};
-static long taken[NCOLL], total[NCOLL];
-static int world_rank, failures;
-/* 0 while the calls are on a communicator the library must leave to MPI as a whole. */
-static int comm_taken = 1;
-
-/* One call made; `braid` says whether the library should take it. */
-static void made(int coll, int braid) {
-  total[coll]++;
-  if (braid && comm_taken) taken[coll]++;
-}
-
-/* A call this rank leaves to MPI for `reason` (the first words of what the library logs with
- * BRAID_DEBUG=info): run_mpi_test.sh checks it is logged once. */
-static void reason(const char *coll, const char *why) {
-  printf("REASON %d %s %s\n", world_rank, coll, why);
-}
-
-static uint64_t hash(const void *p, size_t n) {
-  const unsigned char *b = p;
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
-
-static void digest(const char *test, int id, const void *p, size_t n) {
-  printf("DIGEST %d %s.%d %016llx\n", world_rank, test, id, (unsigned long long)hash(p, n));
-}
-
-static void check(int ok, const char *what, int id, int comm_rank) {
-  if (ok) return;
-  failures++;
-  fprintf(stderr, "FAIL rank %d (comm rank %d): %s case %d\n", world_rank, comm_rank, what, id);
-}
+#include "mpi_test.h"
 
 /* Element i of rank r's input: small integers, exact in every type and every op here. */
 static int value(int r, int i) { return (r * 7 + i * 3) % 11 + 1; }
@@ -232,64 +194,6 @@ static void passthrough(MPI_Comm comm) {
   MPI_Allreduce(&loc, &best, 1, MPI_2INT, MPI_MINLOC, comm);
   made(ALLREDUCE, 0);
   check(best.value == 0 && best.rank == 0, "allreduce minloc", 0, rank);
-  /* A vector type with gaps: every other int. */
-  MPI_Datatype every_other;
-  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
-  MPI_Type_commit(&every_other);
-  int buf[8];
-  for (int i = 0; i < 8; ++i) buf[i] = rank == 0 ? i + 1 : -1;
-  MPI_Bcast(buf, 1, every_other, 0, comm);
-  made(BCAST, 0);
-  if (comm_taken) reason("bcast", "datatype with gaps");
-  for (int i = 0; i < 8; ++i)
-    check(buf[i] == (rank == 0 || i % 2 == 0 ? i + 1 : -1), "bcast vector", i, rank);
-  MPI_Type_free(&every_other);
-  /* Packed but out of order (two ints swapped): not bytes as they lie, so MPI moves it. */
-  MPI_Datatype swapped;
-  const int ones[2] = {1, 1}, swap_at[2] = {1, 0};
-  MPI_Type_indexed(2, ones, swap_at, MPI_INT, &swapped);
-  MPI_Type_commit(&swapped);
-  int pair[2] = {rank == 0 ? 5 : -1, rank == 0 ? 6 : -1};
-  MPI_Bcast(pair, 1, swapped, 0, comm);
-  made(BCAST, 0);
-  if (comm_taken) reason("bcast", "datatype with gaps");
-  check(pair[0] == 5 && pair[1] == 6, "bcast swapped type", 0, rank);
-  MPI_Allgather(pair, 1, swapped, buf, 2, MPI_INT, comm); /* buf: 8 ints, n <= 4 */
-  made(ALLGATHER, 0);
-  if (comm_taken) reason("allgather", "datatype with gaps");
-  for (int r = 0; r < n && r < 4; ++r)
-    check(buf[2 * r] == 6 && buf[2 * r + 1] == 5, "allgather swapped send type", r, rank);
-  MPI_Type_free(&swapped);
-  /* A contiguous derived type is taken. */
-  MPI_Datatype three;
-  MPI_Type_contiguous(3, MPI_INT, &three);
-  MPI_Type_commit(&three);
-  int tri[6];
-  for (int i = 0; i < 6; ++i) tri[i] = rank == n - 1 ? 40 + i : 0;
-  MPI_Bcast(tri, 2, three, n - 1, comm);
-  made(BCAST, 1);
-  for (int i = 0; i < 6; ++i) check(tri[i] == 40 + i, "bcast contiguous type", i, rank);
-  MPI_Type_free(&three);
-  /* A subarray that is the whole array, and a contiguous type over an f90 integer type (a
-   * predefined part, which must not be freed): both their bytes in order, taken. */
-  MPI_Datatype whole, f90, two_f90;
-  const int full[1] = {4}, from[1] = {0};
-  MPI_Type_create_subarray(1, full, full, from, MPI_ORDER_C, MPI_INT, &whole);
-  MPI_Type_commit(&whole);
-  int arr[4];
-  for (int i = 0; i < 4; ++i) arr[i] = rank == 0 ? 10 + i : 0;
-  MPI_Bcast(arr, 1, whole, 0, comm);
-  made(BCAST, 1);
-  for (int i = 0; i < 4; ++i) check(arr[i] == 10 + i, "bcast whole subarray", i, rank);
-  MPI_Type_free(&whole);
-  MPI_Type_create_f90_integer(9, &f90);
-  MPI_Type_contiguous(2, f90, &two_f90);
-  MPI_Type_commit(&two_f90);
-  int pair9[2] = {rank == 0 ? 7 : 0, rank == 0 ? 8 : 0};
-  MPI_Bcast(pair9, 1, two_f90, 0, comm);
-  made(BCAST, 1);
-  check(pair9[0] == 7 && pair9[1] == 8, "bcast contiguous f90 integers", 0, rank);
-  MPI_Type_free(&two_f90);
   /* Unequal reduce_scatter counts. */
   int *rc = malloc(sizeof(int) * (size_t)n), total_count = 0;
   for (int r = 0; r < n; ++r) total_count += rc[r] = r + 1;
@@ -499,6 +403,8 @@ static void everything(MPI_Comm comm, const char *name, int full) {
   reductions(comm, name, full);
   movement(comm, name);
   passthrough(comm);
+  datatypes(comm);
+  if (full) refused_buffers(comm);
 }
 
 /* Rows and columns of a process grid two ranks wide, split from the world. */
