@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +18,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <infiniband/verbs.h>
 
 #include "mem_monitor.hpp"
 #include "proc_maps.hpp"
@@ -62,10 +65,19 @@ class MemMonitorTest : public ::testing::Test {
   static void record(void *self, uintptr_t start, uintptr_t end) {
     static_cast<MemMonitorTest *>(self)->seen_.emplace_back(start, end);
   }
-  static bool covers(void *self, uintptr_t start, uintptr_t end) {
-    for (auto [s, e] : static_cast<MemMonitorTest *>(self)->held_)
-      if (s < end && start < e) return true;
-    return false;
+  static bool covers(void *self, uintptr_t start, uintptr_t end, uintptr_t *first,
+                     uintptr_t *last) {
+    bool any = false;
+    for (auto [s, e] : static_cast<MemMonitorTest *>(self)->held_) {
+      if (!(s < end && start < e)) continue;
+      const uintptr_t f = std::max(s, start), l = std::min(e, end);
+      if (!any || f < *first) {
+        *first = f;
+        *last = l;
+      }
+      any = true;
+    }
+    return any;
   }
 
   // Maps and touches `pages` pages (a registration's pages are always present) and watches them.
@@ -205,6 +217,40 @@ TEST_F(MemMonitorTest, ARangeAnotherSubscriberStillUsesStaysWatched) {
   EXPECT_TRUE(reported(p, 2));
 }
 
+TEST_F(MemMonitorTest, OnlyThePartAnotherEntryCoversStaysWatched) {
+  // Two buffers sharing a page: entries [p0, p2) and [p1, p3). The first one's end leaves
+  // [p0, p1) unwatched and [p1, p2) watched for the second.
+  uint8_t *p = mapped_and_watched(3);
+  auto start = reinterpret_cast<uintptr_t>(p);
+  {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    held_.emplace_back(start + kPage, start + 3 * kPage);
+    monitor_->unwatch_unused(start, start + 2 * kPage);
+  }
+  munmap(p, kPage);
+  EXPECT_TRUE(seen().empty()) << "the page no entry covers is still watched";
+  munmap(p + kPage, 2 * kPage);
+  EXPECT_TRUE(reported(p + kPage, 2));
+}
+
+TEST_F(MemMonitorTest, GapsBetweenEntriesAreUnwatched) {
+  // Entries on pages 1 and 3 of five: pages 0, 2 and 4 are unwatched, 1 and 3 stay.
+  uint8_t *p = mapped_and_watched(5);
+  auto start = reinterpret_cast<uintptr_t>(p);
+  {
+    std::lock_guard<std::mutex> guard(monitor_->mutex());
+    held_.emplace_back(start + 3 * kPage, start + 4 * kPage);
+    held_.emplace_back(start + kPage, start + 2 * kPage);
+    monitor_->unwatch_unused(start, start + 5 * kPage);
+  }
+  for (int page : {0, 2, 4}) munmap(p + page * kPage, kPage);
+  EXPECT_TRUE(seen().empty()) << "pages no entry covers are still watched";
+  munmap(p + kPage, kPage);
+  munmap(p + 3 * kPage, kPage);
+  EXPECT_TRUE(reported(p + kPage, 1));
+  EXPECT_TRUE(reported(p + 3 * kPage, 1));
+}
+
 TEST_F(MemMonitorTest, AFileMappingCannotBeWatched) {
   int fd = one_page_file();
   ASSERT_GE(fd, 0);
@@ -289,6 +335,25 @@ TEST_F(MemMonitorTest, AMappingThatGrowsInPlaceIsUnwatchedAtItsFirstNewPage) {
   EXPECT_EQ(seen().size(), events);
 }
 
+TEST_F(MemMonitorTest, FaultingInBeforePinningResolvesMissingPagesOfAWatchedMapping) {
+  // A watched mapping grown in place: its new pages are missing and watched. Faulting them in
+  // from user space goes through the monitor (which stops watching the mapping) and returns
+  // with every page present, as a registration's pinning needs them.
+  auto *p = static_cast<uint8_t *>(
+      mmap(nullptr, 3 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  ASSERT_EQ(munmap(p + kPage, 2 * kPage), 0);  // room to grow into
+  std::memset(p, 0x5a, kPage);
+  watch(p, 1);
+  ASSERT_EQ(mremap(p, kPage, 3 * kPage, 0), p);
+  fault_in_for_pinning(p + kPage, 2 * kPage);
+  unsigned char present[3] = {};
+  ASSERT_EQ(mincore(p, 3 * kPage, present), 0);
+  EXPECT_TRUE((present[1] & 1) && (present[2] & 1)) << "the grown pages were not faulted in";
+  EXPECT_TRUE(reported(p, 3)) << "the monitor took the fault and dropped the mapping";
+  munmap(p, 3 * kPage);
+}
+
 TEST_F(MemMonitorTest, AForkedChildDoesNotKeepTheUserfaultfd) {
   // A child that kept the parent's userfaultfd open would keep the parent's watches alive after
   // the parent closed it, and the parent's next munmap there would wait for a reader forever.
@@ -310,6 +375,15 @@ TEST_F(MemMonitorTest, AForkedChildDoesNotKeepTheUserfaultfd) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the child inherited the monitor's userfaultfd";
+}
+
+TEST(ForkPolicy, TheCacheIsOnOnlyWhereTheKernelCopiesPinnedPagesAtFork) {
+  EXPECT_EQ(fork_keeps_cache_off(IBV_FORK_UNNEEDED), nullptr);
+  ASSERT_NE(fork_keeps_cache_off(IBV_FORK_DISABLED), nullptr);
+  EXPECT_NE(std::string(fork_keeps_cache_off(IBV_FORK_DISABLED)).find("fork"), std::string::npos);
+  ASSERT_NE(fork_keeps_cache_off(IBV_FORK_ENABLED), nullptr);
+  EXPECT_NE(std::string(fork_keeps_cache_off(IBV_FORK_ENABLED)).find("RDMAV_FORK_SAFE"),
+            std::string::npos);
 }
 
 TEST(ProcMaps, TellsPrivateAnonymousMemoryFromShared) {

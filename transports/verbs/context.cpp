@@ -94,6 +94,10 @@ void open_rcache(Context *ctx) {
     ctx->rcache_off = "BRAID_VERBS_RCACHE=off";
     return;
   }
+  if (const char *why = fork_keeps_cache_off(ibv_is_fork_initialized())) {
+    ctx->rcache_off = why;
+    return;
+  }
   MemMonitor *monitor = MemMonitor::acquire(&ctx->rcache_off);
   if (monitor == nullptr) return;
   RegCache::Limits limits;

@@ -3,12 +3,14 @@
 #include "proc_maps.hpp"
 
 #include <fcntl.h>
+#include <infiniband/verbs.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,6 +55,26 @@ int open_uffd(std::string *why) {
 }
 
 }  // namespace
+
+void fault_in_for_pinning(void *addr, size_t bytes) {
+  const uintptr_t page = page_size();
+  const uintptr_t start = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(addr) + bytes + page - 1) & ~(page - 1);
+  if (end > start) (void)madvise(reinterpret_cast<void *>(start), end - start, MADV_POPULATE_READ);
+}
+
+const char *fork_keeps_cache_off(int fork_status) {
+  switch (fork_status) {
+    case IBV_FORK_UNNEEDED:
+      return nullptr;
+    case IBV_FORK_ENABLED:
+      return "fork: RDMAV_FORK_SAFE/ibv_fork_init is on (cached pages would be hidden from "
+             "forked children)";
+    default:
+      return "fork: this kernel does not copy pinned pages at fork (Linux 5.13 does), so a "
+             "cached registration could keep pages a fork gave away";
+  }
+}
 
 MemMonitor *MemMonitor::acquire(std::string *why) {
   std::lock_guard<std::mutex> guard(g_lock);
@@ -144,9 +166,21 @@ void MemMonitor::unwatch(uintptr_t start, uintptr_t end) {
 }
 
 void MemMonitor::unwatch_unused(uintptr_t start, uintptr_t end) {
-  for (const Subscriber &s : subscribers_)
-    if (s.covers(s.owner, start, end)) return;
-  unwatch(start, end);
+  // Piece by piece: entries that overlap (two buffers sharing a page) keep only what they
+  // cover watched, not the whole range; all or nothing left the rest watched with no entry,
+  // its mapping split for nothing, for good.
+  for (uintptr_t at = start; at < end;) {
+    uintptr_t first = end, last = end;
+    for (const Subscriber &s : subscribers_) {
+      uintptr_t f = end, l = end;
+      if (s.covers(s.owner, at, end, &f, &l) && (f < first || (f == first && l > last))) {
+        first = f;
+        last = l;
+      }
+    }
+    if (at < first) unwatch(at, first);
+    at = std::max(first, last);
+  }
 }
 
 void MemMonitor::subscribe(void *owner, Invalidate invalidate, Covers covers) {

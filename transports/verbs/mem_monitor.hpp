@@ -22,12 +22,34 @@
 
 namespace braid::verbs {
 
+// Faults in, from this thread, the missing pages of [addr, addr + bytes) before a registration
+// pins them. A missing page in a watched mapping (grown in place by mremap, or left watched by
+// an entry that covered part of it) raises a userfault, which the monitor resolves; but the
+// long-term pinning behind ibv_reg_mr cannot wait for it on kernels before 6.3 (its slow path
+// gives no FAULT_FLAG_ALLOW_RETRY): the fault then ends in SIGBUS inside the kernel and the
+// registration fails with EFAULT. MADV_POPULATE_READ faults the ordinary way. Best effort: a
+// kernel without it (before 5.14) or an unreadable range leaves the registration to fail as
+// before, with the error it reports.
+void fault_in_for_pinning(void *addr, size_t bytes);
+
+// Why a registration cache must stay off under this fork status (ibv_is_fork_initialized), or
+// null. Only a kernel that copies pinned pages at fork (IBV_FORK_UNNEEDED, Linux 5.13 on) keeps
+// a cached registration right after the process forks: elsewhere the parent's next write to a
+// pinned page gives the parent a new page while the registration keeps the old one, now the
+// child's, and copy-on-write raises no event the monitor could see. With IBV_FORK_ENABLED
+// (RDMAV_FORK_SAFE) cached heap pages would be MADV_DONTFORK, and a child touching malloc'd data
+// on them would crash.
+const char *fork_keeps_cache_off(int fork_status);
+
 class MemMonitor {
  public:
   // Called with mutex() held, from the monitor thread, for every range whose pages went away.
   using Invalidate = void (*)(void *owner, uintptr_t start, uintptr_t end);
-  // Called with mutex() held: whether the owner still has an entry overlapping the range.
-  using Covers = bool (*)(void *owner, uintptr_t start, uintptr_t end);
+  // Called with mutex() held: whether the owner still has an entry overlapping [start, end),
+  // and then, of those entries, the one that starts first, clipped to the range ([*first,
+  // *last)). No allocation: a fault on a watched heap page would wait for this lock.
+  using Covers = bool (*)(void *owner, uintptr_t start, uintptr_t end, uintptr_t *first,
+                          uintptr_t *last);
 
   // The process's monitor, started on first use; nullptr when userfaultfd is not available here
   // (*why says why: permissions, kernel without it), in which case nothing may be cached.
@@ -39,8 +61,8 @@ class MemMonitor {
   // mapping, memory another userfaultfd watches): such memory must not be cached. Call with
   // mutex() held, after the range is registered (its pages are then present).
   bool watch(uintptr_t start, uintptr_t end);
-  // Stops watching [start, end) unless a subscriber still has an entry overlapping it (every
-  // verbs context of the process has its own cache over the one monitor). mutex() held.
+  // Stops watching the parts of [start, end) that no subscriber's entry overlaps (every verbs
+  // context of the process has its own cache over the one monitor). mutex() held.
   void unwatch_unused(uintptr_t start, uintptr_t end);
 
   void subscribe(void *owner, Invalidate invalidate, Covers covers);  // mutex() held

@@ -1,4 +1,5 @@
 #include "memory.hpp"
+#include "mem_monitor.hpp"
 
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -68,6 +69,9 @@ void arena_destroy(Context *ctx, Arena *arena) {
 
 int register_transient(Context *ctx, void *addr, size_t bytes, int access, int peer,
                        const char *what, ibv_mr **out) {
+  // With the cache on, the range may lie in a watched mapping (mem_monitor.hpp says why that
+  // must be faulted in first).
+  if (ctx->rcache != nullptr) fault_in_for_pinning(addr, bytes == 0 ? 1 : bytes);
   // A zero-length registration is refused by some providers; register one byte instead.
   ibv_mr *mr = ibv_reg_mr(ctx->pd, addr, bytes == 0 ? 1 : bytes, access);
   if (mr == nullptr) {

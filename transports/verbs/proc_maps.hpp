@@ -17,8 +17,9 @@ struct Mapping {
 bool mapping_at(uintptr_t addr, Mapping *out);
 
 // Whether every page of [start, end) lies in private anonymous mappings (heap, anonymous mmap,
-// thread stacks; not the main thread's stack, which grows). Only such memory changes its pages solely through this process's own calls, which the
-// monitor sees; shared memory can lose its pages to another process's truncate or hole punch.
+// thread stacks; not the main thread's stack, which grows). Only such memory changes its pages
+// solely through this process's own calls, which the monitor sees; shared memory can lose its pages
+// to another process's truncate or hole punch.
 bool private_anonymous(uintptr_t start, uintptr_t end);
 
 }  // namespace braid::verbs

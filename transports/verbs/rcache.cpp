@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <mutex>
@@ -57,10 +58,19 @@ void RegCache::on_invalidate(void *self, uintptr_t start, uintptr_t end) {
   }
 }
 
-bool RegCache::covers(void *self, uintptr_t start, uintptr_t end) {
-  for (const CachedReg *e : static_cast<RegCache *>(self)->live_)
-    if (e->start < end && start < e->end) return true;
-  return false;
+bool RegCache::covers(void *self, uintptr_t start, uintptr_t end, uintptr_t *first,
+                      uintptr_t *last) {
+  bool any = false;
+  for (const CachedReg *e : static_cast<RegCache *>(self)->live_) {
+    if (!(e->start < end && start < e->end)) continue;
+    const uintptr_t f = std::max(e->start, start), l = std::min(e->end, end);
+    if (!any || f < *first || (f == *first && l > *last)) {
+      *first = f;
+      *last = l;
+    }
+    any = true;
+  }
+  return any;
 }
 
 void RegCache::drop(size_t index) {
@@ -151,6 +161,7 @@ CachedReg *RegCache::acquire(void *addr, size_t bytes) {
   }
   // Registered outside the lock: ibv_reg_mr faults pages in, and a fault on a watched page waits
   // for the monitor thread, which takes the lock to read it.
+  fault_in_for_pinning(reinterpret_cast<void *>(start), end - start);
   ibv_mr *mr = ibv_reg_mr(pd_, reinterpret_cast<void *>(start), end - start, access_);
   if (mr == nullptr && locked_memory_short(errno)) {
     {

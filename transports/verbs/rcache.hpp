@@ -74,7 +74,7 @@ class RegCache {
 
  private:
   static void on_invalidate(void *self, uintptr_t start, uintptr_t end);
-  static bool covers(void *self, uintptr_t start, uintptr_t end);
+  static bool covers(void *self, uintptr_t start, uintptr_t end, uintptr_t *first, uintptr_t *last);
   void drop(size_t index);  // monitor mutex held: out of live_, onto the dead list when idle
   void reap();              // deregisters and frees the dead list; monitor mutex NOT held
   CachedReg *take_dead();   // monitor mutex held: empties the dead list, returns it
