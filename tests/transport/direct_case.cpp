@@ -1,10 +1,13 @@
 #include "direct_case.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -102,18 +105,34 @@ void case_direct(bt::Job &job) {
   // (by a message) that its cancels are done; only then does anyone send the message, which
   // must reach a new receive with the cancelled buffer untouched.
   const size_t bytes = std::min<size_t>(8192, limit);
-  std::vector<std::vector<unsigned char>> dropped(n), got(n), sent(n);
+  std::vector<std::vector<unsigned char>> got(n), sent(n);
+  // Fresh pages of their own, so that their registrations (for the adverts) are new entries of
+  // a registration cache, which the cancels must drop: a cancelled receive's buffer is the
+  // application's again, and no peer may keep a key that writes into it.
+  const size_t span = (bytes + 4095) / 4096 * 4096;
+  struct Unmap {
+    size_t len;
+    void operator()(unsigned char *p) const { munmap(p, len); }
+  };
+  std::vector<std::unique_ptr<unsigned char, Unmap>> dropped;
+  for (size_t i = 0; i < n; ++i) {
+    void *p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw bt::CaseFailure("mmap failed");
+    dropped.emplace_back(static_cast<unsigned char *>(p), Unmap{span});
+  }
+  const uint64_t entries0 = counter(job, "rcache_entries");
   {
     bt::Batch cancelled(job, "a receive to cancel");
     for (int peer : job.peers()) {
-      dropped[peer].assign(bytes, bt::kSentinel);
-      cancelled.recv(peer, 8102, dropped[peer].data(), bytes, bytes);
+      std::memset(dropped[peer].get(), bt::kSentinel, bytes);
+      cancelled.recv(peer, 8102, dropped[peer].get(), bytes, bytes);
     }
     job.barrier();
     cancelled.progress_for(std::chrono::milliseconds(200));
     job.barrier();
   }  // cancelled here
   cancels_done(job, 8103, "after the cancels");
+  const uint64_t entries_after_cancels = counter(job, "rcache_entries");
   {
     bt::Batch batch(job, "after a cancel");
     for (int peer : job.peers()) {
@@ -128,7 +147,7 @@ void case_direct(bt::Job &job) {
     for (int peer : job.peers()) {
       bt::verify(got[peer].data(), bytes, bt::seed(peer, job.rank(), 8102),
                  cat("after a cancelled receive, from rank ", peer));
-      bt::verify_sentinel(dropped[peer].data(), bytes,
+      bt::verify_sentinel(dropped[peer].get(), bytes,
                           cat("the cancelled receive's buffer for rank ", peer));
     }
   }
@@ -179,6 +198,10 @@ void case_direct(bt::Job &job) {
     throw bt::CaseFailure(
         "the verbs plugin was expected to write messages into advertised "
         "receives and to take adverts back, and did not");
+  if (expect_direct && counter(job, "rcache_enabled") == 1 && entries_after_cancels > entries0)
+    throw bt::CaseFailure(cat("the cancelled receives' registrations stayed cached (",
+                              entries_after_cancels - entries0,
+                              " more entries after the cancels): their keys still write there"));
 }
 
 }  // namespace braid::transport_test

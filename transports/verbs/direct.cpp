@@ -265,10 +265,12 @@ int retract_adverts(Context *ctx, int peer) {
       fail_peer(ctx, peer, rc, text);
     }
   }
-  // What is left was never used: the sender dropped it, or cannot write any more.
+  // What is left was never used: the sender dropped it, or cannot write any more. The receive
+  // being cancelled also drops its cached registration (its key writes into a buffer that is
+  // the application's again); the others are still posted and may use theirs.
   for (AdvertOut &a : ps.adverts_out) {
     a.req->advertised = false;
-    release_transient(a.req);
+    release_transient(a.req, a.req->cancelling);
   }
   ps.adverts_out.clear();
   ps.retracting = false;
