@@ -97,7 +97,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
   braid_op_t bop;
   if (braid_comm_t b = unless_misused(
           Coll::allreduce, reduction(Coll::allreduce, comm, datatype, op, count, &dt, &bop),
-          recvbuf == MPI_IN_PLACE || (sendbuf == recvbuf && count > 1))) {
+          recvbuf == MPI_IN_PLACE || (sendbuf == recvbuf && count > 0))) {
     const void *send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     const braid_result_t rc =
         braid_allreduce(send, recvbuf, static_cast<size_t>(count), dt, bop, b);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,13 +58,24 @@ BraidrunProcess::BraidrunProcess(const std::vector<std::string> &args, const Env
   const std::string out_path = capture_ / "stdout";
   const std::string err_path = capture_ / "stderr";
 
+  std::string slave;
+  if (stdin_path == kTerminal) {
+    terminal_ = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (terminal_ < 0 || grantpt(terminal_) != 0 || unlockpt(terminal_) != 0)
+      throw std::runtime_error("no pseudo-terminal");
+    slave = ptsname(terminal_);
+  }
+
   start_ = std::chrono::steady_clock::now();
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
     const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int null = open(stdin_path.c_str(), O_RDONLY);
+    // A session leader's first terminal opened becomes its controlling terminal, with its
+    // process group in the foreground.
+    if (!slave.empty()) setsid();
+    const int null = open(slave.empty() ? stdin_path.c_str() : slave.c_str(), O_RDWR);
     if (out < 0 || err < 0 || null < 0) _exit(200);
     dup2(null, STDIN_FILENO);
     dup2(out, STDOUT_FILENO);
@@ -79,13 +91,15 @@ BraidrunProcess::~BraidrunProcess() {
     int status;
     waitpid(pid_, &status, 0);
   }
+  if (terminal_ >= 0) close(terminal_);
 }
 
 RunResult BraidrunProcess::wait(std::chrono::milliseconds limit) {
   RunResult result;
   int status = 0;
+  rusage usage{};
   for (;;) {
-    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    const pid_t done = wait4(pid_, &status, WNOHANG, &usage);
     if (done == pid_) break;
     if (done < 0 && errno != EINTR) throw std::runtime_error("waitpid failed");
     if (std::chrono::steady_clock::now() - start_ > limit) {
@@ -99,6 +113,9 @@ RunResult BraidrunProcess::wait(std::chrono::milliseconds limit) {
   pid_ = -1;
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start_);
+  result.cpu = std::chrono::milliseconds(
+      (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
+      (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000);
   result.exited = WIFEXITED(status);
   result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
   result.out = read_file(capture_ / "stdout");

@@ -32,15 +32,21 @@ struct RunResult {
   std::string out;      // everything braidrun (and inheriting ranks) wrote to stdout
   std::string err;      // same for stderr
   std::chrono::milliseconds elapsed{0};
+  std::chrono::milliseconds cpu{0};  // braidrun's own CPU time (user + system), not the ranks'
 };
 
 // Environment changes for braidrun on top of the test's own environment. An empty value
 // removes the variable.
 using EnvChanges = std::map<std::string, std::string>;
 
+// As stdin_path: braidrun runs in a session of its own on a new pseudo-terminal, which is its
+// standard input and controlling terminal, with braidrun in the foreground (as a shell's
+// foreground job); the test holds the terminal's other side until braidrun ends.
+inline const std::string kTerminal = "<terminal>";
+
 class BraidrunProcess {
  public:
-  // `stdin_path`: braidrun's standard input.
+  // `stdin_path`: braidrun's standard input (or kTerminal).
   explicit BraidrunProcess(const std::vector<std::string> &args, const EnvChanges &env = {},
                            const std::string &stdin_path = "/dev/null");
   ~BraidrunProcess();  // SIGKILLs braidrun if the test did not wait for it
@@ -54,6 +60,7 @@ class BraidrunProcess {
  private:
   TempDir capture_;
   pid_t pid_ = -1;
+  int terminal_ = -1;  // the pseudo-terminal's master side, with kTerminal
   std::chrono::steady_clock::time_point start_;
 };
 

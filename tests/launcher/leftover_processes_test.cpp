@@ -37,6 +37,8 @@ TEST(LeftoverProcesses, ProcessesThatOutliveTheirRankAreKilledWhenTheJobIsStoppe
   EXPECT_EQ(result.exit_code, 143) << result.err;
   EXPECT_GE(result.elapsed, 2500ms);
   EXPECT_NE(result.err.find("sending SIGKILL"), std::string::npos) << result.err;
+  // It waited for them asleep, not polling in a loop.
+  EXPECT_LT(result.cpu, result.elapsed / 4);
   for (const std::string &pid : pids)
     EXPECT_TRUE(process_group_gone(read_pid(pid), 2s)) << "processes left by " << pid;
 }

@@ -102,5 +102,18 @@ TEST(Placement, EachRankLeadsASessionWithoutAControllingTerminal) {
   }
 }
 
+TEST(Placement, ATerminalIsNotRankZerosInput) {
+  // With the terminal as braidrun's input rank 0 reads end of input: in a session of its own it
+  // would read the terminal behind the shell's back (braidrun in the background), and in
+  // braidrun's it was stopped for ever by SIGTTIN.
+  const RunResult result =
+      BraidrunProcess({"-n", "1", "sh", "-c", "if read x; then echo got:$x; else echo eof; fi"}, {},
+                      kTerminal)
+          .wait(std::chrono::seconds(10));
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "eof\n");
+}
+
 }  // namespace
 }  // namespace braid_launcher_test

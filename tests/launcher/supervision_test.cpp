@@ -216,11 +216,12 @@ bool reaches_state(pid_t pid, bool stopped, std::chrono::milliseconds limit) {
 }
 
 TEST(Supervision, CtrlZStopsTheRanksAndContinuingBraidrunContinuesThem) {
-  // The terminal's SIGTSTP reaches braidrun alone: the ranks have sessions of their own.
+  // The terminal's SIGTSTP reaches braidrun alone (the foreground job): the ranks have
+  // sessions of their own.
   TempDir dir;
   BraidrunProcess braidrun(
       {"-n", "2", "sh", "-c", "echo $$ > \"$DIR/pid.$BRAID_RANK\"; exec sleep 60"},
-      {{"DIR", dir.path().string()}});
+      {{"DIR", dir.path().string()}}, kTerminal);
   const std::vector<std::string> pid_files = rank_files(dir, "pid.", 2);
   ASSERT_TRUE(wait_for_files(pid_files, 5s));
   std::this_thread::sleep_for(100ms);
@@ -230,6 +231,24 @@ TEST(Supervision, CtrlZStopsTheRanksAndContinuingBraidrunContinuesThem) {
   ASSERT_EQ(kill(braidrun.pid(), SIGCONT), 0);  // what fg and bg send
   EXPECT_TRUE(reaches_state(braidrun.pid(), false, 5s)) << "braidrun continued";
   for (const std::string &f : pid_files) EXPECT_TRUE(reaches_state(read_pid(f), false, 5s)) << f;
+  ASSERT_EQ(kill(braidrun.pid(), SIGTERM), 0);
+  const RunResult result = braidrun.wait();
+  ASSERT_TRUE(result.exited);
+  EXPECT_EQ(result.exit_code, 143) << result.err;
+}
+
+TEST(Supervision, SigtstpOutsideJobControlIsIgnored) {
+  // Not the foreground job of a terminal (a batch job, nohup): the kernel would drop SIGTSTP
+  // for a process group nobody can continue, and braidrun does not stop the job either.
+  TempDir dir;
+  BraidrunProcess braidrun({"-n", "1", "sh", "-c", "echo $$ > \"$DIR/pid.0\"; exec sleep 60"},
+                           {{"DIR", dir.path().string()}});
+  ASSERT_TRUE(wait_for_files({dir / "pid.0"}, 5s));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(kill(braidrun.pid(), SIGTSTP), 0);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_NE(process_state(braidrun.pid()), 'T');
+  EXPECT_NE(process_state(read_pid(dir / "pid.0")), 'T');
   ASSERT_EQ(kill(braidrun.pid(), SIGTERM), 0);
   const RunResult result = braidrun.wait();
   ASSERT_TRUE(result.exited);

@@ -117,17 +117,18 @@ Supervision:
   Each rank runs in a session and process group of its own and signals are sent to the
   whole group, so processes a rank started itself (e.g. from a wrapper script) are
   stopped with it; what a rank leaves running in its group when it exits is sent SIGTERM
-  (then SIGKILL) once every rank has exited. Ranks have no controlling terminal: rank 0
-  reads braidrun's standard input, a terminal too, but opening /dev/tty fails (so an ssh
-  agent cannot prompt for a password). Ctrl-Z (SIGTSTP) stops braidrun and the ranks
-  here, and continuing braidrun (fg, bg) continues them. If braidrun itself dies, even
+  (then SIGKILL) once every rank has exited. Ranks have no controlling terminal: opening
+  /dev/tty fails (so an ssh agent cannot prompt for a password). Ctrl-Z (SIGTSTP) stops
+  braidrun and the ranks here when braidrun is a terminal's foreground job, and
+  continuing braidrun (fg, bg) continues them. If braidrun itself dies, even
   by SIGKILL, every rank's process group is killed with SIGKILL. Processes still there
   10 s after SIGKILL (stuck in the kernel) are reported, and braidrun exits 1.
   A rank on another host is its launch agent's process here: the agent's exit status is
   the rank's, and signals go to the agent. A signal ends ssh itself; the remote rank then
   notices only when its connection back breaks (when it writes output), so use an agent
   that forwards signals if ranks must see them. braidrun's standard input goes to rank 0
-  (when it runs here); the other ranks and the agents read /dev/null.
+  (when it runs here) unless it is a terminal (redirect input from a file or a pipe); the
+  other ranks and the agents read /dev/null.
 
 Exit status:
   0        every rank exited with status 0

@@ -65,8 +65,9 @@ JobGuard::JobGuard() {
 
 JobGuard::~JobGuard() {
   pipe_.reset();
+  if (pid_ < 0) return;
   int status;
-  // The guard exits at once on EOF; ECHILD if braidrun's reaping took it already.
+  // The guard exits at once on EOF.
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
 }

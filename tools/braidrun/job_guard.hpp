@@ -22,6 +22,10 @@ class JobGuard {
   JobGuard(const JobGuard &) = delete;
   JobGuard &operator=(const JobGuard &) = delete;
 
+  pid_t pid() const { return pid_; }
+  // braidrun's reaping took the guard (it was killed): its pid is not to be waited for again.
+  void reaped() { pid_ = -1; }
+
   void watch(pid_t group);
   // The group is gone: its id may be reused by an unrelated group, so it is never signalled.
   void forget(pid_t group);

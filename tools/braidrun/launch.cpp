@@ -47,8 +47,9 @@ std::vector<RankProcess> launch_ranks(const Options &options, const JobIdentity 
       if (where.local) {
         SpawnRequest request{rank, &options.command, &environment, options.tag_output, &inherited};
         // Standard input goes to rank 0, as mpirun's does: shared by every local rank, input
-        // was split between them at random.
-        request.null_stdin = rank != 0;
+        // was split between them at random. Not a terminal: rank 0, in a session of its own,
+        // would read it behind job control (braidrun in the background, the shell prompting).
+        request.null_stdin = rank != 0 || isatty(STDIN_FILENO) != 0;
         // braid sees from every rank's affinity mask whether ranks share CPUs
         // (node_discovery.hpp), so a rank bound to a core of its own spins as it should.
         if (local_index < bindings.ranks.size() && bindings.ranks[local_index].bound)

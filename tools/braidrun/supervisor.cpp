@@ -154,9 +154,11 @@ int Supervisor::run() {
   std::vector<pollfd> fds;
   std::vector<Stream *> streams;  // streams[i] belongs to fds[i + 1]
   for (;;) {
-    bool leftovers = false;
+    // Looked at every pass (and every kLeftoverProbe while any is left), not only at the end:
+    // a group whose last member something else reaped must be known gone before its id can be
+    // taken by an unrelated group that a later signal would reach.
+    const bool leftovers = probe_groups();
     if (running_ == 0) {
-      leftovers = probe_groups();
       if (leftovers && !leftovers_ended_) end_leftovers();
       if (!drain_deadline) drain_deadline = Clock::now() + kOutputDrainGrace;
       if (!leftovers && (!any_stream_open() || Clock::now() >= *drain_deadline)) break;
@@ -177,7 +179,9 @@ int Supervisor::run() {
       }
     }
 
-    int timeout_ms = poll_timeout_ms(drain_deadline, job_alive);
+    // A drain deadline that passed while leftovers remain must not make poll return at once.
+    const bool drain_ahead = drain_deadline && Clock::now() < *drain_deadline;
+    int timeout_ms = poll_timeout_ms(drain_ahead ? drain_deadline : std::nullopt, job_alive);
     if (leftovers && (timeout_ms < 0 || timeout_ms > kLeftoverProbe.count()))
       timeout_ms = static_cast<int>(kLeftoverProbe.count());
     if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
@@ -234,18 +238,26 @@ void Supervisor::reap() {
     int status;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;  // 0: nothing else has ended; -1 (ECHILD): no children left
-    // Others are processes a rank left behind, reparented to braidrun (the subreaper).
+    if (pid == guard_.pid()) guard_.reaped();  // someone killed it
+    // Others are processes a rank left behind, reparented to braidrun (the subreaper). A rank
+    // leaves the map when it is reaped: its pid may be reused by such a process.
     const auto found = index_of_pid_.find(pid);
-    if (found != index_of_pid_.end()) ended.emplace_back(found->second, status);
+    if (found == index_of_pid_.end()) continue;
+    ended.emplace_back(found->second, status);
+    index_of_pid_.erase(found);
   }
   std::stable_partition(ended.begin(), ended.end(),
                         [](const auto &e) { return WIFSIGNALED(e.second) != 0; });
   for (const auto &[index, status] : ended) on_exit(ranks_[index], status);
   // Each group that went with its rank is forgotten at once, before its id can be reused.
-  if (!ended.empty() || running_ < ranks_.size()) probe_groups();
+  probe_groups();
 }
 
 void Supervisor::suspend() {
+  // Only as job control: in the terminal's foreground. A SIGTSTP sent some other way (the
+  // kernel itself drops the terminal's to an orphaned group, under nohup or setsid) would stop
+  // the job with nobody to continue it.
+  if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp()) return;
   std::vector<pid_t> stopped;
   for (const RankState &rank : ranks_)
     if ((rank.running || rank.group_alive) && rank.where.empty() && kill(-rank.pid, SIGSTOP) == 0)
@@ -263,7 +275,8 @@ bool Supervisor::probe_groups() {
   bool any = false;
   for (RankState &rank : ranks_) {
     if (rank.running || !rank.group_alive) continue;
-    if (kill(-rank.pid, 0) != 0 && errno == ESRCH)
+    // EPERM: what is left (a setuid helper) is not braidrun's to signal or wait for.
+    if (kill(-rank.pid, 0) != 0 && (errno == ESRCH || errno == EPERM))
       group_gone(rank);
     else
       any = true;
@@ -324,7 +337,17 @@ void Supervisor::on_exit(RankState &rank, int wait_status) {
 }
 
 void Supervisor::forward(int signal, int received) {
-  if (running_ == 0) return;
+  if (running_ == 0) {
+    // Only what the ranks left behind runs: it gets the signal, and the grace applies.
+    if (std::none_of(ranks_.begin(), ranks_.end(),
+                     [](const RankState &r) { return r.group_alive; }))
+      return;
+    report(std::string("received ") + signal_name(received == 0 ? signal : received) +
+           ", sending " + signal_name(signal) + " to what the ranks left running");
+    signal_running(signal);
+    arm_kill_deadline(kGraceAfterForwarding);
+    return;
+  }
   if (received == 0 || received == signal)
     report(std::string("received ") + signal_name(signal) + ", forwarding it to " +
            std::to_string(running_) + (running_ == 1 ? " rank" : " ranks"));
