@@ -120,31 +120,6 @@ bool RecvSide::finish(MPI_Comm comm) {
   return !packed_ || move(user_, count_, type_, data, false, comm);
 }
 
-bool pack_blocks(const void *buf, MPI_Datatype type, const int *counts, const int *displs, int n,
-                 int slot, MPI_Comm comm, const char **data, size_t *cbytes, size_t *dbytes) {
-  MPI_Aint lb = 0, extent = 0;
-  int size = 0;
-  if (!pack_is_raw() || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_size(type, &size) != MPI_SUCCESS)
-    return false;
-  size_t total = 0;
-  for (int i = 0; i < n; ++i) {
-    if (counts[i] < 0) return false;
-    cbytes[i] = static_cast<size_t>(counts[i]) * static_cast<size_t>(size);
-    dbytes[i] = total;
-    total += cbytes[i];
-  }
-  std::vector<char> &room = scratch(slot);
-  room.resize(std::max<size_t>(total, 1));
-  *data = room.data();
-  for (int i = 0; i < n; ++i)
-    if (counts[i] > 0 && !move(const_cast<char *>(static_cast<const char *>(buf)) +
-                                   static_cast<MPI_Aint>(displs[i]) * extent,
-                               counts[i], type, room.data() + dbytes[i], true, comm))
-      return false;
-  return true;
-}
-
 char *blocks_room(const int *counts, int n, MPI_Datatype type, int slot, size_t *cbytes,
                   size_t *dbytes) {
   int size = 0;
@@ -159,6 +134,20 @@ char *blocks_room(const int *counts, int n, MPI_Datatype type, int slot, size_t 
   std::vector<char> &room = scratch(slot);
   room.resize(std::max<size_t>(total, 1));
   return room.data();
+}
+
+bool pack_blocks(const void *buf, MPI_Datatype type, const int *counts, const int *displs, int n,
+                 int slot, MPI_Comm comm, const char **data, size_t *cbytes, size_t *dbytes) {
+  MPI_Aint lb = 0, extent = 0;
+  char *room = blocks_room(counts, n, type, slot, cbytes, dbytes);
+  if (room == nullptr || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS) return false;
+  *data = room;
+  for (int i = 0; i < n; ++i)
+    if (counts[i] > 0 && !move(const_cast<char *>(static_cast<const char *>(buf)) +
+                                   static_cast<MPI_Aint>(displs[i]) * extent,
+                               counts[i], type, room + dbytes[i], true, comm))
+      return false;
+  return true;
 }
 
 bool unpack_blocks(const char *data, void *buf, MPI_Datatype type, const int *counts,

@@ -28,6 +28,8 @@ constexpr braid_dtype_t integer_dtype() {
 struct TypeEntry {
   MPI_Datatype type;
   braid_dtype_t dtype;
+  // For Fortran's default kinds, the size braid's dtype has: theirs is the MPI's build choice.
+  int default_kind_bytes = 0;
 };
 
 // Built at load time: in Open MPI the handles are addresses of library objects.
@@ -58,9 +60,9 @@ const TypeEntry *types(size_t *n) {
       // Fortran's, as a Fortran program's calls pass them (gfortran: INTEGER and REAL are 4
       // bytes, DOUBLE PRECISION 8; an MPI built with -fdefault-integer-8 or -fdefault-real-8
       // has other sizes, which reduction_dtype checks).
-      {MPI_INTEGER, BRAID_INT32},
-      {MPI_REAL, BRAID_FLOAT32},
-      {MPI_DOUBLE_PRECISION, BRAID_FLOAT64},
+      {MPI_INTEGER, BRAID_INT32, 4},
+      {MPI_REAL, BRAID_FLOAT32, 4},
+      {MPI_DOUBLE_PRECISION, BRAID_FLOAT64, 8},
       {MPI_INTEGER1, BRAID_INT8},
       {MPI_INTEGER2, BRAID_INT16},
       {MPI_INTEGER4, BRAID_INT32},
@@ -74,25 +76,6 @@ const TypeEntry *types(size_t *n) {
   return table;
 }
 
-size_t dtype_bytes(braid_dtype_t d) {
-  switch (d) {
-    case BRAID_INT8:
-    case BRAID_UINT8:
-      return 1;
-    case BRAID_INT16:
-    case BRAID_UINT16:
-    case BRAID_FLOAT16:
-    case BRAID_BFLOAT16:
-      return 2;
-    case BRAID_INT32:
-    case BRAID_UINT32:
-    case BRAID_FLOAT32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 }  // namespace
 
 bool reduction_dtype(MPI_Datatype type, braid_dtype_t *out) {
@@ -100,11 +83,10 @@ bool reduction_dtype(MPI_Datatype type, braid_dtype_t *out) {
   const TypeEntry *t = types(&n);
   for (size_t i = 0; i < n; ++i)
     if (t[i].type == type) {
-      // The size MPI gives the type must be braid's: Fortran's default kinds are a build
-      // choice of the MPI (the same on every rank, so every rank decides alike).
+      // The same MPI on every rank: every rank decides alike.
       int size = 0;
-      if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
-          static_cast<size_t>(size) != dtype_bytes(t[i].dtype))
+      if (t[i].default_kind_bytes != 0 &&
+          (PMPI_Type_size(type, &size) != MPI_SUCCESS || size != t[i].default_kind_bytes))
         return false;
       *out = t[i].dtype;
       return true;
