@@ -180,6 +180,8 @@ class NodeChannel {
   // Single copy through CMA for ordinary buffers (single_copy.hpp): BRAID_CMA's mode, and
   // whether this rank wants it for the next call of `bytes` it copies.
   void set_cma_mode(detail::CmaMode mode) { cma_mode_ = mode; }
+  // BRAID_CMA=auto: the path is the chooser's (on and off force it).
+  bool cma_automatic() const { return cma_mode_ == detail::CmaMode::automatic; }
   // The cost model's prediction of each copy path per size class, as the chooser's first
   // figures (CopyChooser::seed).
   void seed_copy_choice(const CostModel &model);

@@ -37,7 +37,14 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   if (!refs.send.valid() && cma && ch.me() != root) refs.send = cma_ref(args.sendbuf);
   if (ch.me() == root) {
     if (bytes >= kDirectMinBytes) refs.recv = shared_ref(args.recvbuf, bytes);
-    if (!refs.recv.valid() && cma && ch.want_single(bytes)) refs.recv = cma_ref(args.recvbuf);
+    // By single copy the root reads and combines every block alone; where the ranks outnumber
+    // their cores the windows spread that over the cores. 4 ranks on 2 cores: forced single
+    // copy took 2.2-5.6x the windows' time from 256 KiB to 16 MiB in every round, and a
+    // chooser that started there kept it for a whole short run (2.3-3x Open MPI at 1, 2 and
+    // 16 MiB). So in BRAID_CMA=auto it is not asked there.
+    const bool alone_on_shared_cores = ch.oversubscribed() && ch.cma_automatic();
+    if (!refs.recv.valid() && cma && !alone_on_shared_cores && ch.want_single(bytes))
+      refs.recv = cma_ref(args.recvbuf);
   }
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   CopyTimer timer(ch, bytes);
