@@ -44,6 +44,16 @@ void report(const std::string &line) {
   write_all(STDERR_FILENO, "braidrun: " + line + "\n");
 }
 
+// "a, b, c" of the first kListedCollateral items, then "and N more".
+std::string listed(const std::vector<std::string> &items) {
+  std::string text;
+  for (std::size_t i = 0; i < items.size() && i < kListedCollateral; ++i)
+    text += (i == 0 ? "" : ", ") + items[i];
+  if (items.size() > kListedCollateral)
+    text += " and " + std::to_string(items.size() - kListedCollateral) + " more";
+  return text;
+}
+
 const char *signal_name(int signal) {
   switch (signal) {
     case SIGINT:
@@ -114,8 +124,10 @@ class Supervisor {
   void kill_remaining();
   void pump(Stream &stream, bool until_empty);
   void close_stream(Stream &stream);
-  // job_alive: a rank, or what one left in its group, still runs (the deadlines apply).
-  int poll_timeout_ms(std::optional<Clock::time_point> drain_deadline, bool job_alive) const;
+  // job_alive: a rank, or what one left in its group, still runs (the deadlines apply);
+  // leftovers: what one left is looked at again within kLeftoverProbe.
+  int poll_timeout_ms(std::optional<Clock::time_point> drain_deadline, bool job_alive,
+                      bool leftovers) const;
   bool any_stream_open() const;
   void report_collateral() const;
 
@@ -179,12 +191,7 @@ int Supervisor::run() {
       }
     }
 
-    // A drain deadline that passed while leftovers remain must not make poll return at once.
-    const bool drain_ahead = drain_deadline && Clock::now() < *drain_deadline;
-    int timeout_ms = poll_timeout_ms(drain_ahead ? drain_deadline : std::nullopt, job_alive);
-    if (leftovers && (timeout_ms < 0 || timeout_ms > kLeftoverProbe.count()))
-      timeout_ms = static_cast<int>(kLeftoverProbe.count());
-    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
+    if (poll(fds.data(), fds.size(), poll_timeout_ms(drain_deadline, job_alive, leftovers)) < 0) {
       if (errno == EINTR) continue;
       throw std::system_error(errno, std::generic_category(), "poll");
     }
@@ -249,8 +256,6 @@ void Supervisor::reap() {
   std::stable_partition(ended.begin(), ended.end(),
                         [](const auto &e) { return WIFSIGNALED(e.second) != 0; });
   for (const auto &[index, status] : ended) on_exit(ranks_[index], status);
-  // Each group that went with its rank is forgotten at once, before its id can be reused.
-  probe_groups();
 }
 
 void Supervisor::suspend() {
@@ -286,20 +291,12 @@ bool Supervisor::probe_groups() {
 
 void Supervisor::end_leftovers() {
   leftovers_ended_ = true;
-  std::string ranks;
-  std::size_t listed = 0, more = 0;
-  for (const RankState &rank : ranks_) {
-    if (!rank.group_alive) continue;
-    if (listed == kListedCollateral) {
-      ++more;
-      continue;
-    }
-    ranks += (listed++ == 0 ? "" : ", ") + std::to_string(rank.rank);
-  }
-  if (more > 0) ranks += " and " + std::to_string(more) + " more";
+  std::vector<std::string> ranks;
+  for (const RankState &rank : ranks_)
+    if (rank.group_alive) ranks.push_back(std::to_string(rank.rank));
   // As srun ends what a job step left behind: nobody supervises such processes any longer.
   report("every rank has exited, but processes they started are still running (rank" +
-         std::string(listed + more == 1 ? " " : "s ") + ranks + "); sending them SIGTERM");
+         std::string(ranks.size() == 1 ? " " : "s ") + listed(ranks) + "); sending them SIGTERM");
   signal_running(SIGTERM);
   arm_kill_deadline(kGraceAfterFailure);
 }
@@ -432,14 +429,18 @@ void Supervisor::close_stream(Stream &stream) {
   stream.fd.reset();
 }
 
-int Supervisor::poll_timeout_ms(std::optional<Clock::time_point> drain_deadline,
-                                bool job_alive) const {
+int Supervisor::poll_timeout_ms(std::optional<Clock::time_point> drain_deadline, bool job_alive,
+                                bool leftovers) const {
+  const Clock::time_point now = Clock::now();
   std::optional<Clock::time_point> wake;
   if (job_alive && kill_deadline_ && !killed_) wake = kill_deadline_;
   if (job_alive && killed_) wake = killed_at_ + kGiveUpAfterKill;
-  if (drain_deadline && (!wake || *drain_deadline < *wake)) wake = drain_deadline;
+  // A drain deadline that passed (while leftovers remain) must not make poll return at once.
+  if (drain_deadline && *drain_deadline > now && (!wake || *drain_deadline < *wake))
+    wake = drain_deadline;
+  if (leftovers && (!wake || now + kLeftoverProbe < *wake)) wake = now + kLeftoverProbe;
   if (!wake) return -1;
-  const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(*wake - Clock::now());
+  const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(*wake - now);
   return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(remaining.count(), 0, 60'000));
 }
 
@@ -451,15 +452,11 @@ bool Supervisor::any_stream_open() const {
 
 void Supervisor::report_collateral() const {
   if (collateral_.empty()) return;
-  std::string line = "also ended abnormally during shutdown:";
-  for (std::size_t i = 0; i < collateral_.size() && i < kListedCollateral; ++i) {
-    line += (i == 0 ? " rank " : ", rank ") + std::to_string(collateral_[i].rank) + " (" +
-            describe_briefly(collateral_[i].wait_status) + ")";
-  }
-  if (collateral_.size() > kListedCollateral) {
-    line += " and " + std::to_string(collateral_.size() - kListedCollateral) + " more";
-  }
-  report(line);
+  std::vector<std::string> ranks;
+  for (const Failure &f : collateral_)
+    ranks.push_back("rank " + std::to_string(f.rank) + " (" + describe_briefly(f.wait_status) +
+                    ")");
+  report("also ended abnormally during shutdown: " + listed(ranks));
 }
 
 }  // namespace
