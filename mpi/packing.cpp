@@ -19,9 +19,24 @@ namespace {
 
 bool g_pack_is_raw = false;
 
-std::vector<char> &scratch(int slot) {
+// Per-thread scratch of at least `bytes` for side `slot` (0 send, 1 receive).
+char *scratch(int slot, size_t bytes) {
   thread_local std::vector<char> room[2];
-  return room[slot];
+  room[slot].resize(std::max<size_t>(bytes, 1));
+  return room[slot].data();
+}
+
+// A side of `count` elements: its bytes, and whether its type map lies contiguous (it moves
+// in place; else it is packed). False for a negative count, an invalid type, or a type that
+// would need packing where MPI does not pack plain bytes.
+bool measure(MPI_Datatype type, long long count, size_t *bytes, bool *contiguous) {
+  size_t size = 0;
+  *contiguous = count >= 0 && contiguous_bytes(type, 1, &size);
+  if (*contiguous) {
+    *bytes = size * static_cast<size_t>(count);
+    return true;
+  }
+  return pack_is_raw() && type_bytes(type, count, bytes);
 }
 
 // Packs (or unpacks) `count` elements at `user` from (to) `packed`, in pieces MPI's int
@@ -75,33 +90,25 @@ bool type_bytes(MPI_Datatype type, long long count, size_t *bytes) {
 }
 
 bool SendSide::take(const void *buf, long long count, MPI_Datatype type, int slot, MPI_Comm comm) {
-  if (!type_bytes(type, count, &bytes)) return false;
-  if (size_t one = 0; contiguous_bytes(type, 1, &one)) {
+  bool contiguous = false;
+  if (!measure(type, count, &bytes, &contiguous)) return false;
+  if (contiguous) {
     data = static_cast<const char *>(buf);
     return true;
   }
-  if (!pack_is_raw()) return false;
-  std::vector<char> &room = scratch(slot);
-  room.resize(std::max<size_t>(bytes, 1));
-  data = room.data();
-  return move(const_cast<void *>(buf), count, type, room.data(), true, comm);
+  char *room = scratch(slot, bytes);
+  data = room;
+  return move(const_cast<void *>(buf), count, type, room, true, comm);
 }
 
 bool RecvSide::take(void *buf, long long count, MPI_Datatype type, int slot) {
   user_ = buf;
   count_ = count;
   type_ = type;
-  if (!type_bytes(type, count, &bytes)) return false;
-  if (size_t one = 0; contiguous_bytes(type, 1, &one)) {
-    data = static_cast<char *>(buf);
-    packed_ = false;
-    return true;
-  }
-  if (!pack_is_raw()) return false;
-  std::vector<char> &room = scratch(slot);
-  room.resize(std::max<size_t>(bytes, 1));
-  data = room.data();
-  packed_ = true;
+  bool contiguous = false;
+  if (!measure(type, count, &bytes, &contiguous)) return false;
+  packed_ = !contiguous;
+  data = contiguous ? static_cast<char *>(buf) : scratch(slot, bytes);
   return true;
 }
 
@@ -131,9 +138,7 @@ char *blocks_room(const int *counts, int n, MPI_Datatype type, int slot, size_t 
     dbytes[i] = total;
     total += cbytes[i];
   }
-  std::vector<char> &room = scratch(slot);
-  room.resize(std::max<size_t>(total, 1));
-  return room.data();
+  return scratch(slot, total);
 }
 
 bool pack_blocks(const void *buf, MPI_Datatype type, const int *counts, const int *displs, int n,
