@@ -82,7 +82,17 @@ Scheduler::~Scheduler() {
 
 std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn algorithm,
                                              CollArgs args, uint64_t seq) {
-  // Sequence numbers wrap; only collectives this far apart in flight at once could collide.
+  // Sequence numbers wrap in the tags: a call does not start half the range or more ahead of
+  // the oldest still in flight (a non-blocking one waits for it here), so two calls in flight
+  // never share a tag (1024 calls with UCX's tags, 64 with a 32-bit plugin's).
+  const uint64_t window = uint64_t{1} << (seq_bits_ - 1);
+  for (;;) {
+    std::shared_ptr<Collective> oldest;
+    for (auto &c : active_)
+      if (!c->finished() && (!oldest || c->label().seq < oldest->label().seq)) oldest = c;
+    if (!oldest || seq - oldest->label().seq < window) break;
+    wait(*oldest);
+  }
   const uint64_t seq_part = seq & ((uint64_t{1} << seq_bits_) - 1);
   const uint64_t sig_part = signature_hash(args) & ((uint64_t{1} << sig_bits_) - 1);
   const uint64_t tag_base = context_part_ | (((seq_part << sig_bits_) | sig_part) << kStepBits);
@@ -94,6 +104,8 @@ std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn
     active_.push_back(c);
   else if (watch_ && c->result() != BRAID_SUCCESS)
     explain_failures({c});
+  else if (c->result() != BRAID_SUCCESS)
+    mark_broken(c->result(), seq, c->message());
   return c;
 }
 
@@ -120,6 +132,9 @@ bool Scheduler::progress() {
     }
     return progressed;
   }
+  for (auto &c : active_)
+    if (c->finished() && c->result() != BRAID_SUCCESS)
+      mark_broken(c->result(), c->label().seq, c->message());
   std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });
   return progressed;
 }
@@ -164,6 +179,12 @@ void Scheduler::watch_peers() {
       explain_failures(failed_now);
       for (auto &c : failed_now) c->mark_explained();
     }
+    // A notice that arrived with the failure (read after the generation above) explains the
+    // calls it names better than the failure does: the rank reported, then exited.
+    if (const uint64_t now = watch_->notice_generation(); now != notices_seen_) {
+      notices_seen_ = now;
+      apply_notices();
+    }
     const std::string why = watch_->peer_failure();
     const int failed = watch_->failed_rank();
     for (auto &c : pending) {
@@ -176,33 +197,48 @@ void Scheduler::watch_peers() {
 
 void Scheduler::apply_notices() {
   for (const auto &[seq, text] : watch_->notices()) {
+    if (settled(seq)) continue;
     bool in_flight = false;
     for (auto &c : active_)
       if (c->label().seq == seq) {
         in_flight = true;
         c->abort(BRAID_ERR_MISMATCH, text);
         c->mark_explained();
-        note_result(*c);
       }
-    const bool seen_here =
-        std::find(own_mismatches_.begin(), own_mismatches_.end(), seq) != own_mismatches_.end();
+    if (in_flight) {
+      settle(seq);
+      continue;
+    }
+    // Not reached yet: publish refuses the call when this rank gets there (and settles it).
+    if (seq >= started_) continue;
+    settle(seq);
     // A rank whose part of the call completed (e.g. a broadcast root whose sends went out)
     // learns of the disagreement only now: it has moved on, the others have not.
-    if (!in_flight && !seen_here && seq < started_ && out_of_step_.empty()) {
-      out_of_step_ = detail::cat(text, " (call #", seq,
-                                 " had completed on this rank; the ranks are out of step)");
+    const bool first = broken_.empty();
+    mark_broken(BRAID_ERR_MISMATCH, seq,
+                detail::cat(text, " (call #", seq,
+                            " had completed on this rank; the ranks are out of step)"));
+    if (first)
       for (auto &c : active_) {
-        c->abort(BRAID_ERR_MISMATCH, out_of_step_);
+        c->abort(BRAID_ERR_MISMATCH, broken_);
         c->mark_explained();
       }
-    }
   }
 }
 
-void Scheduler::note_result(const Collective &c) {
-  if (c.result() != BRAID_ERR_MISMATCH) return;
-  if (own_mismatches_.size() >= 16) own_mismatches_.erase(own_mismatches_.begin());
-  own_mismatches_.push_back(c.label().seq);
+void Scheduler::mark_broken(braid_result_t code, uint64_t seq, const std::string &why) {
+  if (!broken_.empty() || code == BRAID_SUCCESS) return;
+  broken_code_ = code;
+  broken_ = detail::cat("the communicator carries no more collectives after call #", seq,
+                        " (free it): ", why);
+}
+
+void Scheduler::settle(uint64_t seq) {
+  if (settled(seq)) return;
+  // Twice the notices the control plane keeps: a notice still kept was settled more recently.
+  constexpr size_t kKept = 128;
+  if (settled_.size() >= kKept) settled_.erase(settled_.begin());
+  settled_.push_back(seq);
 }
 
 // A timeout, a garbled or refused message: ask the other ranks what they called, so the error
@@ -213,6 +249,9 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
   std::optional<std::optional<std::string>> first;
   for (const auto &c : finished) {
     const braid_result_t rc = c->result();
+    // Whatever it failed with (a timeout that came before the notice, too): it did not
+    // complete here, so a notice about it never means this rank is out of step.
+    if (rc != BRAID_SUCCESS) settle(c->label().seq);
     if (c->explained()) continue;
     const std::string prefix = c->label().str() + ": ";
     if (rc == BRAID_ERR_PEER_FAILED) {
@@ -230,7 +269,6 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
     if (c->disagreement()) {
       watch_->announce(c->label().seq, c->message().substr(prefix.size()));
       c->mark_explained();
-      note_result(*c);
       continue;
     }
     std::optional<detail::Failure> why = watch_->diagnose(c->label(), rc == BRAID_ERR_TIMEOUT);
@@ -245,8 +283,9 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
     if (c->result() == BRAID_ERR_MISMATCH && !why)
       watch_->announce(c->label().seq,
                        c->message().substr(std::min(prefix.size(), c->message().size())));
-    note_result(*c);
   }
+  for (const auto &c : finished)
+    if (c->result() != BRAID_SUCCESS) mark_broken(c->result(), c->label().seq, c->message());
 }
 
 std::optional<std::string> Scheduler::first_failure() const {
@@ -281,7 +320,8 @@ void Scheduler::suspect_stall(std::chrono::steady_clock::time_point now) {
       if (c->finished()) continue;
       c->abort(why->code(), why->message());
       c->mark_explained();
-      note_result(*c);
+      settle(c->label().seq);
+      mark_broken(c->result(), c->label().seq, c->message());
     }
   }
   std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });

@@ -16,19 +16,33 @@
 namespace braid::detail {
 namespace {
 
+// A call on a communicator whose earlier call failed here (Scheduler::broken) fails at once.
+void refuse_if_broken(Comm &comm, const coll::CallLabel &label) {
+  if (comm.scheduler->broken().empty()) return;
+  comm.failed = true;
+  fail(comm.scheduler->broken_code(), label.str(), ": ", comm.scheduler->broken());
+}
+
 // Records the call for the control plane (what the other ranks are told when they ask), after
 // refusing to start anything once a rank is known to be gone: it could never complete.
 void publish(Comm &comm, const coll::CallLabel &label, const coll::CollArgs &args) {
-  if (!comm.watch) return;
+  if (!comm.watch) return refuse_if_broken(comm, label);
   comm.scheduler->check_peers();
-  if (comm.watch->peer_failed())
-    fail(BRAID_ERR_PEER_FAILED, label.str(), ": ", comm.watch->peer_failure());
-  if (!comm.scheduler->out_of_step().empty())
-    fail(BRAID_ERR_MISMATCH, label.str(), ": ", comm.scheduler->out_of_step());
-  // A disagreement reported about this very call before this rank reached it.
+  // A disagreement reported about this very call before this rank reached it: checked before
+  // a failed rank, because the rank that reported it may have exited since, and the
+  // disagreement is why. A refused call never starts, but its peers' messages for it may still
+  // come: the communicator's context id is not reused (Comm::failed).
   if (comm.watch->notice_generation() != 0)
-    if (auto text = comm.watch->notice_for(label.seq))
+    if (auto text = comm.watch->notice_for(label.seq)) {
+      comm.scheduler->note_refused(label.seq, label.str() + ": " + *text);
+      comm.failed = true;
       fail(BRAID_ERR_MISMATCH, label.str(), ": ", *text);
+    }
+  refuse_if_broken(comm, label);
+  if (comm.watch->peer_failed()) {
+    comm.failed = true;
+    fail(BRAID_ERR_PEER_FAILED, label.str(), ": ", comm.watch->peer_failure());
+  }
   const coll::AgreedFields f = coll::agreed_fields(args);
   comm.calls.publish(label.seq, f.kind, f.count, f.dtype, f.op, f.root, label.algorithm);
 }
@@ -145,7 +159,7 @@ Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_, 
       *world.transport, rank, size, world.config.timeout_s, p.oversubscribed, world.numa_node,
       nullptr, is_world ? nullptr : members.data(), context);
   if (p.control) {
-    p.control->attach(context, &calls);
+    p.control->attach(context, tag, &calls);
     watch = std::make_unique<ControlWatch>(*p.control, context, tag, members, rank);
     scheduler->set_watch(watch.get());
   }

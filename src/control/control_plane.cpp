@@ -60,21 +60,21 @@ int ControlPlane::failed_rank() const {
   return failed_rank_;
 }
 
-void ControlPlane::attach(uint32_t context, const CallLog *log) {
+void ControlPlane::attach(uint32_t context, uint64_t tag, const CallLog *log) {
   std::lock_guard lock(logs_mutex_);
-  logs_[context] = log;
+  logs_[context] = {tag, log};
 }
 
 void ControlPlane::detach(uint32_t context, const CallLog *log) {
   std::lock_guard lock(logs_mutex_);
-  if (auto it = logs_.find(context); it != logs_.end() && it->second == log) logs_.erase(it);
+  if (auto it = logs_.find(context); it != logs_.end() && it->second.log == log) logs_.erase(it);
 }
 
-CallLookup ControlPlane::lookup(uint64_t key) const {
+CallLookup ControlPlane::lookup(uint64_t key, uint64_t tag) const {
   std::lock_guard lock(logs_mutex_);
   auto it = logs_.find(key_context(key));
-  if (it == logs_.end()) return CallLookup{};
-  return it->second->lookup(key_seq(key));
+  if (it == logs_.end() || it->second.tag != tag) return CallLookup{};
+  return it->second.log->lookup(key_seq(key));
 }
 
 void ControlPlane::wake() {
@@ -83,17 +83,20 @@ void ControlPlane::wake() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
 }
 
-std::optional<std::vector<ctl::RankAnswer>> ControlPlane::query(uint64_t seq, double timeout_s) {
-  if (size_ == 1) return std::vector<ctl::RankAnswer>{ctl::from_lookup(0, lookup(seq))};
+std::optional<std::vector<ctl::RankAnswer>> ControlPlane::query(uint64_t seq, uint64_t tag,
+                                                                double timeout_s) {
+  if (size_ == 1) return std::vector<ctl::RankAnswer>{ctl::from_lookup(0, lookup(seq, tag))};
   std::unique_lock lock(mutex_);
   if (done_ || root_gone_) return std::nullopt;
   const uint64_t id = next_request_++;
-  commands_.push_back({Command::Kind::query, id, seq, {}});
+  waiting_.insert(id);
+  commands_.push_back({Command::Kind::query, id, seq, {}, tag});
   lock.unlock();
   wake();
   lock.lock();
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   changed_.wait_until(lock, until, [&] { return results_.count(id) || done_ || root_gone_; });
+  waiting_.erase(id);
   auto it = results_.find(id);
   if (it == results_.end()) return std::nullopt;
   std::vector<ctl::RankAnswer> answers = std::move(it->second);
@@ -191,9 +194,9 @@ void ControlPlane::run_commands() {
     switch (c.kind) {
       case Command::Kind::query:
         if (rank_ == 0)
-          start_gather(0, c.id, c.seq);
+          start_gather(0, c.id, c.seq, c.tag);
         else
-          send(links_[0], {ctl::MsgType::query, c.id, c.seq, 0, {}, {}});
+          send(links_[0], {ctl::MsgType::query, c.id, c.seq, 0, {}, {}, c.tag});
         break;
       case Command::Kind::notice:
         // Sent before recorded, as in handle(): another thread's collective could otherwise
@@ -222,6 +225,19 @@ void ControlPlane::run_commands() {
 void ControlPlane::pump(Link &link) {
   uint8_t buf[16 * 1024];
   std::string closed;  // why the connection ended, if it did
+  std::string error;
+  // The frames of each chunk are handled before the next is read, so a peer that keeps
+  // writing cannot grow the input without bound. The frames a peer sent before it exited come
+  // first: its last one is often the notice that explains the exit (the kernel keeps them
+  // readable even after a reset).
+  auto handle_frames = [&] {
+    while (link.state != Link::State::gone) {
+      std::optional<ctl::Message> m = link.in.next(&error);
+      if (!m) break;
+      handle(link, std::move(*m));
+    }
+    return link.state != Link::State::gone && error.empty();
+  };
   for (;;) {
     bs::IoResult io = bs::recv_some(link.fd.get(), buf, sizeof buf);
     if (io.state == bs::IoState::again) break;
@@ -230,15 +246,7 @@ void ControlPlane::pump(Link &link) {
       break;
     }
     link.in.feed({buf, io.bytes});
-    if (io.bytes < sizeof buf) break;
-  }
-  // The frames a peer sent before it exited come first: its last one is often the notice
-  // that explains the exit (the kernel keeps them readable even after a reset).
-  std::string error;
-  while (link.state != Link::State::gone) {
-    std::optional<ctl::Message> m = link.in.next(&error);
-    if (!m) break;
-    handle(link, std::move(*m));
+    if (!handle_frames() || io.bytes < sizeof buf) break;
   }
   if (link.state == Link::State::gone) return;
   if (!error.empty()) {
@@ -258,7 +266,8 @@ void ControlPlane::handle(Link &link, ctl::Message &&m) {
   if (rank_ != 0) {
     switch (m.type) {
       case MsgType::ask:
-        send(link, {MsgType::answer, m.id, 0, 0, {}, {ctl::from_lookup(rank_, lookup(m.seq))}});
+        send(link,
+             {MsgType::answer, m.id, 0, 0, {}, {ctl::from_lookup(rank_, lookup(m.seq, m.tag))}});
         return;
       case MsgType::report:
         deliver(m.id, std::move(m.answers));
@@ -282,7 +291,7 @@ void ControlPlane::handle(Link &link, ctl::Message &&m) {
   switch (m.type) {
     case MsgType::query:
       if (link.state != Link::State::live && link.state != Link::State::left) return;
-      start_gather(link.rank, m.id, m.seq);
+      start_gather(link.rank, m.id, m.seq, m.tag);
       return;
     case MsgType::answer: {
       auto it = gathers_.find(m.id);
@@ -371,16 +380,17 @@ void ControlPlane::lose(Link &link, const std::string &why) {
   if (first) publish_failure();
 }
 
-void ControlPlane::start_gather(int requester, uint64_t request_id, uint64_t seq) {
+void ControlPlane::start_gather(int requester, uint64_t request_id, uint64_t seq, uint64_t tag) {
   const uint64_t id = next_gather_++;
   Gather g;
   g.requester = requester;
   g.request_id = request_id;
   g.seq = seq;
+  g.tag = tag;
   g.answers.resize(size_);
   g.pending.assign(size_, false);
   g.deadline = bs::Deadline::after(kGatherSeconds);
-  g.answers[0] = ctl::from_lookup(0, lookup(seq));
+  g.answers[0] = ctl::from_lookup(0, lookup(seq, tag));
   if (self_left_ && g.answers[0].state == ctl::RankAnswer::State::not_entered)
     g.answers[0].state = ctl::RankAnswer::State::left;
   for (int r = 1; r < size_; ++r) {
@@ -398,7 +408,7 @@ void ControlPlane::start_gather(int requester, uint64_t request_id, uint64_t seq
   for (int r = 1; r < size_; ++r) {
     auto it = gathers_.find(id);
     if (it == gathers_.end()) return;
-    if (it->second.pending[r]) send(*link_of(r), {ctl::MsgType::ask, id, seq, 0, {}, {}});
+    if (it->second.pending[r]) send(*link_of(r), {ctl::MsgType::ask, id, seq, 0, {}, {}, tag});
   }
   auto it = gathers_.find(id);
   if (it != gathers_.end() && it->second.missing == 0) finish_gather(id);
@@ -438,6 +448,8 @@ void ControlPlane::check_everyone_left() {
 
 void ControlPlane::deliver(uint64_t request_id, std::vector<ctl::RankAnswer> answers) {
   std::lock_guard lock(mutex_);
+  // A report that comes after its query gave up has nobody to read it.
+  if (!waiting_.contains(request_id)) return;
   results_[request_id] = std::move(answers);
   changed_.notify_all();
 }
@@ -469,10 +481,15 @@ void ControlPlane::record_notice(uint64_t seq, uint64_t tag, const std::string &
   {
     std::lock_guard lock(mutex_);
     if (!notices_.emplace(std::make_pair(seq, tag), text).second) return;
+    notice_order_.emplace_back(seq, tag);
     log(LogLevel::info, "control plane: notice about call #", key_seq(seq), " of context ",
         key_context(seq), ": ", text);
-    // Only the recent past matters: a notice is for collectives still in flight.
-    while (notices_.size() > 64) notices_.erase(notices_.begin());
+    // Only the recent past matters: a notice is for collectives still in flight. The oldest
+    // goes, not the smallest key: a new notice of the world (context 0) must not be the one.
+    while (notices_.size() > kNoticesKept) {
+      notices_.erase(notice_order_.front());
+      notice_order_.pop_front();
+    }
   }
   notices_gen_.fetch_add(1, std::memory_order_acq_rel);
 }

@@ -14,10 +14,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,8 +44,9 @@ class ControlPlane {
   int size() const { return size_; }
   // Communicators' call logs, by context id: what the control thread answers from. A call is
   // named by call_key(context, seq) everywhere below; a context this rank does not know (not a
-  // member, not created yet, freed) answers "not entered".
-  void attach(uint32_t context, const CallLog *log);
+  // member, not created yet, freed, or now another communicator's: `tag`, Comm::tag, tells
+  // them apart) answers "not entered".
+  void attach(uint32_t context, uint64_t tag, const CallLog *log);
   // Only `log`'s attachment: the context id may already serve a newer communicator.
   void detach(uint32_t context, const CallLog *log);
 
@@ -55,7 +58,7 @@ class ControlPlane {
 
   // Every rank's answer about collective `seq` (a call key), indexed by world rank; nullopt when
   // the control plane cannot answer within timeout_s (rank 0 gone, this rank leaving).
-  std::optional<std::vector<ctl::RankAnswer>> query(uint64_t seq, double timeout_s);
+  std::optional<std::vector<ctl::RankAnswer>> query(uint64_t seq, uint64_t tag, double timeout_s);
 
   // Tells every rank that the ranks disagreed about #seq (so ranks still waiting in it fail
   // at once rather than at their own suspicion check). `tag` names the communicator beyond its
@@ -96,11 +99,13 @@ class ControlPlane {
     uint64_t id = 0;  // query: the request; notice: the communicator's tag
     uint64_t seq = 0;
     std::string text;
+    uint64_t tag = 0;  // query: the communicator's tag
   };
   struct Gather {
     int requester = 0;
     uint64_t request_id = 0;
     uint64_t seq = 0;
+    uint64_t tag = 0;
     std::vector<ctl::RankAnswer> answers;
     std::vector<bool> pending;
     int missing = 0;
@@ -113,7 +118,7 @@ class ControlPlane {
   void handle(Link &link, ctl::Message &&m);
   void send(Link &link, const ctl::Message &m);
   void lose(Link &link, const std::string &why);
-  void start_gather(int requester, uint64_t request_id, uint64_t seq);
+  void start_gather(int requester, uint64_t request_id, uint64_t seq, uint64_t tag);
   void finish_gather(uint64_t id);
   void expire_gathers();
   void check_everyone_left();
@@ -131,9 +136,15 @@ class ControlPlane {
 
   const int rank_;
   const int size_;
-  CallLookup lookup(uint64_t key) const;
+  // What this rank says about call `key` of the communicator `tag`: not entered when its
+  // context id now belongs to another communicator (freed and reused), or to none yet.
+  CallLookup lookup(uint64_t key, uint64_t tag) const;
   mutable std::mutex logs_mutex_;
-  std::map<uint32_t, const CallLog *> logs_;
+  struct Attached {
+    uint64_t tag;  // the communicator's (Comm::tag): a context id is reused after a free
+    const CallLog *log;
+  };
+  std::map<uint32_t, Attached> logs_;
   std::vector<Link> links_;  // rank 0: ranks 1..size-1; others: rank 0 only
   int wake_fd_ = -1;
 
@@ -146,7 +157,10 @@ class ControlPlane {
   std::condition_variable changed_;
   std::vector<Command> commands_;
   std::map<uint64_t, std::vector<ctl::RankAnswer>> results_;
+  std::set<uint64_t> waiting_;  // queries still waiting for their results
   std::map<std::pair<uint64_t, uint64_t>, std::string> notices_;  // by (call key, tag)
+  std::deque<std::pair<uint64_t, uint64_t>> notice_order_;        // its keys, oldest first
+  static constexpr size_t kNoticesKept = 64;
   std::string failure_text_;
   int failed_rank_ = -1;
   uint64_t next_request_ = 1;

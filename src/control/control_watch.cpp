@@ -90,7 +90,7 @@ std::optional<Failure> ControlWatch::diagnose(const coll::CallLabel &label, bool
   if (auto text = notice_for(label.seq)) return Failure(BRAID_ERR_MISMATCH, *text);
   if (control_.failed()) return Failure(BRAID_ERR_PEER_FAILED, control_.failure_text());
   const uint64_t key = call_key(context_, label.seq);
-  std::optional<std::vector<ctl::RankAnswer>> world = control_.query(key, kQuerySeconds);
+  std::optional<std::vector<ctl::RankAnswer>> world = control_.query(key, tag_, kQuerySeconds);
   if (auto text = notice_for(label.seq)) return Failure(BRAID_ERR_MISMATCH, *text);
   if (!world) {
     // A query fails at once when the control plane's connection closes (its hub died), often

@@ -17,10 +17,16 @@ class Writer {
     for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
   void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  // The reader refuses text that is not printable ASCII (or a newline), so what is not is
+  // written as '?': a reason from strerror in the application's locale ("zurückgesetzt") would
+  // otherwise make every receiver take the message for garbage from a broken peer.
   void text(const std::string &s, size_t max) {
     const size_t n = std::min(s.size(), max);
     u32(static_cast<uint32_t>(n));
-    out.insert(out.end(), s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      out.push_back((c >= 0x20 && c <= 0x7e) || c == '\n' ? c : static_cast<uint8_t>('?'));
+    }
   }
   std::vector<uint8_t> out;
 };
@@ -154,6 +160,7 @@ std::vector<uint8_t> encode_payload(const Message &m) {
     case MsgType::ask:
       w.u64(m.id);
       w.u64(m.seq);
+      w.u64(m.tag);
       break;
     case MsgType::answer:
       w.u64(m.id);
@@ -201,11 +208,18 @@ std::optional<Message> decode_payload(uint32_t type, std::span<const uint8_t> pa
     case MsgType::ask:
       m.id = r.u64();
       m.seq = r.u64();
+      m.tag = r.u64();
       break;
     case MsgType::answer: {
       m.id = r.u64();
       RankAnswer a;
       if (!get_answer(r, size, &a, why)) return std::nullopt;
+      // A rank answers for itself: that it failed, left or was silent only rank 0 can say.
+      if (a.state != RankAnswer::State::entered && a.state != RankAnswer::State::not_entered &&
+          a.state != RankAnswer::State::forgotten) {
+        *why = cat("answer of rank ", a.rank, " claims state ", static_cast<unsigned>(a.state));
+        return std::nullopt;
+      }
       m.answers.push_back(std::move(a));
       break;
     }
@@ -219,6 +233,10 @@ std::optional<Message> decode_payload(uint32_t type, std::span<const uint8_t> pa
       for (uint32_t i = 0; i < n && r.ok; ++i) {
         RankAnswer a;
         if (!get_answer(r, size, &a, why)) return std::nullopt;
+        if (a.rank != static_cast<int>(i)) {  // read by position (rank) where it is used
+          *why = cat("report's answer ", i, " is for rank ", a.rank);
+          return std::nullopt;
+        }
         m.answers.push_back(std::move(a));
       }
       break;

@@ -64,6 +64,7 @@ struct Message {
   uint32_t rank = 0;                // died
   std::string text;                 // died, notice
   std::vector<RankAnswer> answers;  // answer (one), report (one per rank)
+  uint64_t tag = 0;                 // query, ask: the communicator's tag (Comm::tag)
 
   bool operator==(const Message &) const = default;
 };

@@ -106,7 +106,31 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
   braid_result_t rc = BRAID_SUCCESS;
   if (what == "count")
     rc = braid_allreduce(buf.data(), buf.data(), odd ? 200 : 100, BRAID_FLOAT32, BRAID_SUM, world);
-  else if (what == "dtype")
+  else if (what == "count_late" || what == "count_late_on") {
+    // The ranks in between come 3 s late, when the others have found the disagreement (and,
+    // with BRAID_FAULT_EXIT, left): they must be told of it, not of the ranks that left.
+    if (rank != 0 && !odd) std::this_thread::sleep_for(std::chrono::seconds(3));
+    rc = braid_allreduce(buf.data(), buf.data(), odd ? 200 : 100, BRAID_FLOAT32, BRAID_SUM, world);
+    // _on: every rank carries on with another call on the same communicator. The ranks no
+    // longer agree on where they are (the late ones refused call #1, the others ran it), so it
+    // must fail at once on every rank, saying why, instead of waiting for a turn that never
+    // comes (node path) or matching the failed call's leftovers.
+    if (what == "count_late_on" && rc == BRAID_ERR_MISMATCH) {
+      const std::string first = braid_last_error();
+      const long long t0 = now_ns();
+      const braid_result_t later = braid_allreduce(&v, &v, 1, BRAID_INT32, BRAID_SUM, world);
+      const std::string why = later == BRAID_SUCCESS ? "" : braid_last_error();
+      const bool as_expected = later == BRAID_ERR_MISMATCH &&
+                               why.find("no more collectives after call #1") != std::string::npos &&
+                               now_ns() - t0 < 1000000000LL;
+      std::printf("RESULT code=%d t=%lld calls=2 msg=%s%s\n",
+                  static_cast<int>(as_expected ? rc : BRAID_ERR_INTERNAL), now_ns(),
+                  as_expected ? "" : "the call after the mismatch: ",
+                  as_expected ? first.c_str() : why.c_str());
+      std::fflush(stdout);
+      return 0;
+    }
+  } else if (what == "dtype")
     rc = braid_allreduce(buf.data(), buf.data(), 100, odd ? BRAID_INT32 : BRAID_FLOAT32, BRAID_SUM,
                          world);
   else if (what == "op")
@@ -152,12 +176,12 @@ int mismatch_scenario(braid_comm_t world, int rank, int size, const std::string 
   else if (what == "kind_new")
     rc = odd ? braid_alltoall(buf.data(), buf.data() + 500, 10, BRAID_FLOAT32, world)
              : braid_allgather(buf.data(), buf.data() + 500, 10, BRAID_FLOAT32, world);
-  else if (what == "allgatherv" || what == "alltoallv") {
-    // Every rank sends 2 elements to each; the odd rank expects 3 from rank 0.
+  else if (what == "allgatherv" || what == "alltoallv" || what == "alltoallv_fewer") {
+    // Every rank sends 2 elements to each; the odd rank expects 3 from rank 0 (fewer: 1).
     const auto n = static_cast<size_t>(size);
     std::vector<size_t> sc(n, 2), rc_(n, 2), displs(n);
     for (size_t r = 0; r < n; ++r) displs[r] = 3 * r;
-    if (odd) rc_[0] = 3;
+    if (odd) rc_[0] = what == "alltoallv_fewer" ? 1 : 3;
     rc = what == "allgatherv"
              ? braid_allgatherv(buf.data(), 2, buf.data() + 500, rc_.data(), displs.data(),
                                 BRAID_FLOAT32, world)

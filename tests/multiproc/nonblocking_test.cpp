@@ -52,6 +52,27 @@ TEST(NonBlocking, ManyInFlightCompleteInAnyOrder) {
   for (uint8_t x : small) ASSERT_EQ(x, n - 1);
 }
 
+// More calls in flight than the tags have sequence numbers for (1024 with UCX's tags): a call
+// that far ahead waits for the oldest, so two calls in flight never share a tag. Completed
+// newest first, each with its own values.
+TEST(NonBlocking, MoreInFlightThanTheTagsHaveSequenceNumbers) {
+  constexpr int kCalls = 1100;
+  std::vector<int32_t> values(kCalls);
+  std::vector<braid_request_t> reqs(kCalls, nullptr);
+  for (int k = 0; k < kCalls; ++k) {
+    values[static_cast<size_t>(k)] = rank() * 10000 + k;
+    ASSERT_EQ(braid_iallreduce(&values[static_cast<size_t>(k)], &values[static_cast<size_t>(k)], 1,
+                               BRAID_INT32, BRAID_SUM, world(), &reqs[static_cast<size_t>(k)]),
+              BRAID_SUCCESS)
+        << "call " << k << ": " << braid_last_error();
+  }
+  for (int k = kCalls; k-- > 0;)
+    ASSERT_EQ(braid_wait(&reqs[static_cast<size_t>(k)]), BRAID_SUCCESS) << braid_last_error();
+  const int n = size();
+  for (int k = 0; k < kCalls; ++k)
+    EXPECT_EQ(values[static_cast<size_t>(k)], 10000 * (n * (n - 1) / 2) + n * k) << "call " << k;
+}
+
 TEST(NonBlocking, OverlapsWithBlockingCalls) {
   std::vector<float> a(300000, 1.0f), b(1000, 2.0f);
   braid_request_t req = nullptr;
