@@ -35,13 +35,16 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
   const auto *p = static_cast<const char *>(buf);
   // Inside braid-allocated memory (braid_mem_alloc, scratch): registered once per communicator.
   braid_transport_mr_t mr = bytes > 0 ? transport_.registration(buf, bytes) : nullptr;
-  // A zero-byte message is still one message: the receiver waits for it.
-  size_t offset = 0;
-  do {
-    size_t n = std::min(bytes - offset, max_message_);
+  // A zero-byte message is still one message: the receiver waits for it. Past max_message_
+  // the message goes in chunks of exactly max_message_ and a last one shorter than that (zero
+  // bytes when the size is a multiple), on both sides: so a sender and a receiver that
+  // disagree on the size always disagree on some chunk, which says so.
+  for (size_t offset = 0;; offset += max_message_) {
+    const size_t n = std::min(bytes - offset, max_message_);
+    const bool last = n < max_message_;
     op.pending.push_back(transport_.isend(to, tag(step), p + offset, n, mr));
-    offset += n;
-  } while (offset < bytes);
+    if (last) break;
+  }
   ops_.push_back(std::move(op));
   ++outstanding_;
   return ops_.size() - 1;
@@ -54,12 +57,12 @@ OpId CollContext::recv(int peer, void *buf, size_t bytes, uint32_t step) {
   Op op{peer, false, step, bytes, 0, {}};
   auto *p = static_cast<char *>(buf);
   braid_transport_mr_t mr = bytes > 0 ? transport_.registration(buf, bytes) : nullptr;
-  size_t offset = 0;
-  do {
-    size_t n = std::min(bytes - offset, max_message_);
+  for (size_t offset = 0;; offset += max_message_) {  // chunks as send() makes them
+    const size_t n = std::min(bytes - offset, max_message_);
+    const bool last = n < max_message_;
     op.pending.push_back(transport_.irecv(from, tag(step), p + offset, n, mr));
-    offset += n;
-  } while (offset < bytes);
+    if (last) break;
+  }
   ops_.push_back(std::move(op));
   ++outstanding_;
   return ops_.size() - 1;
@@ -163,6 +166,14 @@ bool CollContext::poll() {
       op.pending.erase(op.pending.begin());
       op.received += got;
       any = true;
+      // A full chunk that came short was the sender's last: it sent op.received bytes in all,
+      // and the receives still posted will never be matched.
+      if (!op.is_send && !op.pending.empty() && got != max_message_) {
+        if (size_mismatch_)
+          throw detail::Disagreement(size_mismatch_(op.peer, op.step, op.received, op.bytes));
+        fail(BRAID_ERR_MISMATCH, "rank ", op.peer, " sent ", op.received, " bytes where rank ",
+             rank_, " expected ", op.bytes, " (message ", op.step, ")");
+      }
     }
     if (op.pending.empty()) finish_op(op);
   }
@@ -251,9 +262,11 @@ void CollContext::fail_wait(const Wait &w, double waited) const {
   fail(BRAID_ERR_TIMEOUT, "timed out after ", waited, " s");
 }
 
-void CollContext::cancel_all(int failed_peer) noexcept {
+bool CollContext::cancel_all(int failed_peer) noexcept {
+  bool abandoned_sends = false;
   for (Op &op : ops_) {
     for (braid_transport_req_t req : op.pending) {
+      abandoned_sends = abandoned_sends || op.is_send;
       if (op.is_send || transport_peer(op.peer) == failed_peer)
         transport_.abandon(req);
       else
@@ -267,6 +280,7 @@ void CollContext::cancel_all(int failed_peer) noexcept {
   branched_ = false;
   current_ = 0;
   ops_branch_ = -1;
+  return abandoned_sends;
 }
 
 }  // namespace braid::coll

@@ -52,6 +52,7 @@ class CollContext {
   int rank() const { return group_ ? group_rank_ : rank_; }
   // A scratch buffer reused across calls; released when the lease goes out of scope.
   ScratchPool::Lease scratch(size_t bytes) { return scratch_.acquire(bytes); }
+  ScratchPool &scratch_pool() { return scratch_; }
   int size() const { return group_ ? group_size_ : size_; }
 
   // `step` distinguishes the messages of one collective between the same two ranks; sender and
@@ -124,8 +125,9 @@ class CollContext {
   void check_deadline() const;
   // Ends every outstanding request, so buffers may be released: receives are cancelled (the
   // plugin waits until it no longer writes into them), except those from `failed_peer`, a transport
-  // rank whose process is gone; sends are abandoned (see Transport::abandon).
-  void cancel_all(int failed_peer = -1) noexcept;
+  // rank whose process is gone; sends are abandoned (see Transport::abandon). Returns whether
+  // a send was abandoned: the transport may then still read its buffer.
+  bool cancel_all(int failed_peer = -1) noexcept;
 
   // The v-variants: a message whose size differs from the receive means the ranks' counts
   // disagree; `text(peer, step, got, expected)` (bytes; got == kLonger when the transport only

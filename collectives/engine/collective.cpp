@@ -70,8 +70,13 @@ void Collective::abort(braid_result_t result, const std::string &why, int failed
 
 void Collective::finish(braid_result_t result, std::string message, int failed_peer) {
   // Outstanding requests are cancelled before the algorithm's frame (and its buffers) goes.
-  ctx_.cancel_all(failed_peer);
+  // A send the transport may still carry out (abandoned: a rendezvous a slow peer pulls later)
+  // reads its buffer: the frame's scratch blocks are held back from reuse, or that peer would
+  // get the bytes of a later call (ScratchPool::hold_returns).
+  const bool abandoned_sends = ctx_.cancel_all(failed_peer);
+  ctx_.scratch_pool().hold_returns(abandoned_sends);
   task_ = Task();
+  ctx_.scratch_pool().hold_returns(false);
   finished_ = true;
   result_ = result;
   message_ = std::move(message);

@@ -9,6 +9,7 @@ namespace braid::coll {
 
 ScratchPool::~ScratchPool() {
   for (const Block &b : free_) free_block(b.mem);
+  for (const Block &b : held_) free_block(b.mem);
 }
 
 void ScratchPool::free_block(char *mem) {
@@ -36,6 +37,10 @@ ScratchPool::Lease ScratchPool::acquire(size_t bytes) {
 }
 
 void ScratchPool::give_back(char *mem, size_t size) {
+  if (holding_) {
+    held_.push_back({mem, size});
+    return;
+  }
   free_.push_back({mem, size});
   if (free_.size() > kMaxCached) {
     // Drop the smallest: large blocks are the expensive ones to fault in again.

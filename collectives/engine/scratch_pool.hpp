@@ -59,6 +59,11 @@ class ScratchPool {
   Lease acquire(size_t bytes);
   size_t cached_bytes() const;
   int numa_node() const { return node_; }
+  // While on, blocks given back are held, never reused, until the pool goes: a transport may
+  // still read them for a send that was abandoned (Collective::finish). Rare (failed calls),
+  // so their memory is simply kept.
+  void hold_returns(bool on) { holding_ = on; }
+  size_t held_blocks() const { return held_.size(); }
 
  private:
   struct Block {
@@ -70,7 +75,9 @@ class ScratchPool {
 
   static constexpr size_t kMaxCached = 4;  // enough for a few collectives in flight
   int node_;
+  bool holding_ = false;
   std::vector<Block> free_;
+  std::vector<Block> held_;
 };
 
 }  // namespace braid::coll

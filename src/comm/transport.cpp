@@ -1,12 +1,14 @@
 #include "comm/transport.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.hpp"
+#include "config/env_config.hpp"
 #include "error.hpp"
 #include "log.hpp"
 #include "memory/plugin_numa_args.hpp"
@@ -47,6 +49,10 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
     : plugin_(std::move(plugin)), ops_(plugin_.ops) {
   braid_bootstrap_t bs{&bootstrap, bootstrap.rank(), bootstrap.size(), bootstrap_allgather,
                        bootstrap_barrier};
+  // Parsed first: a malformed value fails before there is a plugin context to tear down.
+  size_t max_message_cap = 0;
+  if (const char *cap = std::getenv("BRAID_MAX_MESSAGE"); cap != nullptr && *cap != '\0')
+    max_message_cap = static_cast<size_t>(parse_integer(cap, "BRAID_MAX_MESSAGE", 1, LLONG_MAX));
   // A v1 plugin gets the same struct and reads only the fields it knows (a prefix).
   braid_transport_init_args_t args{};
   args.bootstrap = &bs;
@@ -62,6 +68,10 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
   rc = ops_->get_properties(ctx_, &props_);
   if (rc != BRAID_SUCCESS) raise(rc, "get_properties");
   if (props_.max_message == 0) props_.max_message = size_t{1} << 30;
+  // BRAID_MAX_MESSAGE lowers the largest message handed to the transport (larger ones go in
+  // chunks): for a device with a smaller limit than its plugin states, and for tests of the
+  // chunking without gigabytes of buffers. The same on every rank.
+  if (max_message_cap > 0) props_.max_message = std::min(props_.max_message, max_message_cap);
   if (props_.tag_bits < 32)
     fail(BRAID_ERR_TRANSPORT, plugin_.path, ": tag_bits ", props_.tag_bits, " is below 32");
   if (ops_->reg_mr != nullptr && ops_->dereg_mr != nullptr) {

@@ -174,6 +174,7 @@ struct MismatchCase {
   std::string comm = "";         // BRAID_FAULT_COMM: "" (the world), "dup" or "reversed"
   bool exit_at_once = false;     // BRAID_FAULT_EXIT: every rank leaves right after its error
   std::string intranode = "on";  // BRAID_INTRANODE: off puts the call on the transport path
+  std::string max_message = "";  // BRAID_MAX_MESSAGE: messages in chunks of this many bytes
 };
 // gtest names the case in its output with this instead of the struct's bytes.
 void PrintTo(const MismatchCase &c, std::ostream *out) {
@@ -187,11 +188,10 @@ TEST_P(Mismatch, EveryRankGetsMismatchNamingBothSides) {
   std::string expect = c.expect;
   for (size_t odd; (odd = expect.find("{odd}")) != std::string::npos;)
     expect.replace(odd, 5, std::to_string(c.size - 1));
-  Env env = {{"BRAID_FAULT", "mismatch-" + c.what},
-             {"BRAID_TIMEOUT", std::to_string(kTimeout)},
-             {"BRAID_FAULT_COMM", c.comm},
-             {"BRAID_FAULT_EXIT", c.exit_at_once ? "1" : "0"},
-             {"BRAID_INTRANODE", c.intranode}};
+  Env env = {
+      {"BRAID_FAULT", "mismatch-" + c.what}, {"BRAID_TIMEOUT", std::to_string(kTimeout)},
+      {"BRAID_FAULT_COMM", c.comm},          {"BRAID_FAULT_EXIT", c.exit_at_once ? "1" : "0"},
+      {"BRAID_INTRANODE", c.intranode},      {"BRAID_MAX_MESSAGE", c.max_message}};
   // A rank that _exits without braid_finalize cannot have joined braid's threads. When its
   // peers left first, the control plane's service thread has already ended (no peer is left to
   // hear from), and ThreadSanitizer calls that finished, unjoined thread a leak and fails the
@@ -253,6 +253,12 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"count", 3, "passed 100 elements, rank 2 passed 200", "", true},
         MismatchCase{"op", 2, "rank 0 passed op sum, rank 1 passed max", "dup", true},
         MismatchCase{"count", 2, "rank 0 passed 100 elements, rank 1 passed 200", "", true, "off"},
+        // Ranks that come after the others found the disagreement (and left, or carried on:
+        // their next call on that communicator fails at once, on every rank).
+        MismatchCase{"count_late", 3, "rank 0 passed 100 elements, rank 2 passed 200", "", true},
+        MismatchCase{"count_late", 3, "rank 0 passed 100 elements, rank 2 passed 200", "", true,
+                     "off"},
+        MismatchCase{"count_late_on", 3, "rank 0 passed 100 elements, rank 2 passed 200"},
         MismatchCase{"kind", 3, "is in allreduce #1, rank 2 in broadcast #1", "dup", true, "off"},
         // Ranks that only hand data over return at once; they learn at their next call.
         MismatchCase{"gather_root", 3, "rank 0 passed root 0, rank {odd} passed root 1"},
@@ -298,6 +304,14 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"alltoallv", 3,
                      "rank {odd}'s recvcounts[0] is 3 elements, rank 0's sendcounts[{odd}] is 2",
                      "", false, "off"},
+        // Messages in chunks: a size that is a multiple of the chunk against one that is not,
+        // both ways (a sender with more chunks than its receiver once went unnoticed).
+        MismatchCase{"alltoallv", 2,
+                     "rank 1's recvcounts[0] is 3 elements, rank 0's sendcounts[1] is 2", "", false,
+                     "off", "8"},
+        MismatchCase{"alltoallv_fewer", 2,
+                     "rank 1's recvcounts[0] is 1 elements, rank 0's sendcounts[1] is more", "", false,
+                     "off", "4"},
         // Ranks that expect nothing at all against one that sends: they take part all the same.
         MismatchCase{"allgatherv_empty", 3,
                      "rank 0's recvcounts[{odd}] is 0 elements, rank {odd}'s sendcount is 2"},
@@ -308,7 +322,8 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.what + "_" + std::to_string(info.param.size) +
              (info.param.comm.empty() ? "" : "_" + info.param.comm) +
              (info.param.exit_at_once ? "_exit" : "") +
-             (info.param.intranode == "off" ? "_transport" : "");
+             (info.param.intranode == "off" ? "_transport" : "") +
+             (info.param.max_message.empty() ? "" : "_chunks" + info.param.max_message);
     });
 
 TEST(Hang, TimeoutNamesTheRanksThatHadNotEntered) {
