@@ -23,7 +23,6 @@ namespace braid_bench {
 std::string override_variable(Collective c) {
   // libbraid reads BRAID_<KIND>_ALGO with the kind's name in capitals (coll_kind.cpp), so a
   // new kind needs nothing here.
-  if (c == Collective::barrier) return "";
   std::string var = "BRAID_";
   for (const char *p = name(c); *p; ++p)
     var += static_cast<char>(std::toupper(static_cast<unsigned char>(*p)));

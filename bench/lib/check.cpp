@@ -28,6 +28,18 @@ int64_t sum_range(Dtype d, int ranks) {
   return std::min<int64_t>(4, exact_limit(d) / std::max(ranks, 1) + 1);
 }
 
+// The results must not repeat with a period that divides a block: sweep sizes are powers of
+// two, and with inputs of period 4 alone every block of a sum came out the same (a
+// reduce_scatter that handed every rank block 0 passed). So rank 0 adds i % q for an odd q
+// (97 where the dtype leaves room), and min/max and prod carry a term of period 97 too.
+constexpr size_t kOddPeriod = 97;
+int64_t sum_extra_period(Dtype d, int ranks) {
+  const int64_t room = exact_limit(d) - (sum_range(d, ranks) - 1) * std::max(ranks, 1);
+  int64_t q = std::clamp<int64_t>(room + 1, 1, static_cast<int64_t>(kOddPeriod));
+  if (q % 2 == 0) --q;
+  return q;
+}
+
 uint16_t half_bits(int64_t v) {
   if (v == 0) return 0;
   const uint16_t sign = v < 0 ? 0x8000 : 0;
@@ -58,16 +70,19 @@ int64_t input_value(Collective c, Op op, Dtype d, int rank, int ranks, int root,
   if (c == Collective::barrier) return 0;
   const auto r = static_cast<size_t>(rank);
   switch (op) {
-    case Op::sum:
-      return static_cast<int64_t>((i + r) % static_cast<size_t>(sum_range(d, ranks)));
+    case Op::sum: {
+      const auto v = static_cast<int64_t>((i + r) % static_cast<size_t>(sum_range(d, ranks)));
+      if (r != 0) return v;
+      return v + static_cast<int64_t>(i % static_cast<size_t>(sum_extra_period(d, ranks)));
+    }
     case Op::prod: {
       const size_t period = static_cast<size_t>(ranks) + 1;
       if (i % period != r) return 1;
-      return 2 + static_cast<int64_t>((i / period) % 2);
+      return 2 + static_cast<int64_t>(((i / period) % kOddPeriod) % 2);
     }
     case Op::min:
-    case Op::max:
-      return static_cast<int64_t>((7 * i + 3 * r) % 11);
+    case Op::max:  // the second term is every rank's: it shows in the result at any rank count
+      return static_cast<int64_t>((7 * i + 3 * r) % 11 + i % kOddPeriod);
   }
   return 0;
 }

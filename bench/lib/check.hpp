@@ -4,9 +4,12 @@
 // Every input is a small non-negative integer chosen so that the reduction over all ranks is an
 // integer the dtype represents exactly (float16 up to 2048, bfloat16 up to 256, int8 up to
 // 127), so the result has exactly one correct bit pattern and is compared bit for bit:
-//   sum        (i + rank) % r, with r (at most 4) small enough that (r-1)*ranks fits
+//   sum        (i + rank) % r, with r (at most 4) small enough that (r-1)*ranks fits, and
+//              rank 0 adds i % q (q odd, 97 where the dtype leaves room)
 //   prod       1, except rank i % (ranks+1) contributes 2 or 3: every product is 1, 2 or 3
-//   min, max   (7i + 3 rank) % 11
+//   min, max   (7i + 3 rank) % 11 + i % 97
+// Each result has a term of odd period, so no two blocks of a power-of-two size hold the same
+// values: a block delivered to the wrong place is counted as wrong.
 //   broadcast  the root holds (5i + root + 1) % 101
 #pragma once
 

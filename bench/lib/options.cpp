@@ -140,10 +140,6 @@ ParseResult parse_options(int argc, const char *const *argv) {
   o.collective = *collective;
   if (o.min_bytes > o.max_bytes)
     return error(cat("--min-bytes ", o.min_bytes, " is larger than --max-bytes ", o.max_bytes));
-  if (!o.algo.empty() && o.collective == Collective::barrier)
-    return error(cat(quoted("--algo", o.algo),
-                     ": barrier has no selectable algorithm (--algo applies to the other "
-                     "collectives)"));
   if (o.touch && o.mode != Mode::osu)
     return error(
         "--touch needs --mode osu: pipelined calls run back to back, with no room "
@@ -166,8 +162,10 @@ std::string help_text(std::string_view program, Flavor flavor) {
             program, " allreduce --max-bytes 16M\n\n");
   } else {
     t += cat(
-        "The MPI baseline of braid-bench: the same sweep, timing and output, measuring\n"
-        "MPI_Allreduce, MPI_Bcast and MPI_Barrier. Start it with mpirun, e.g.\n"
+        "The MPI baseline of braid-bench: the same sweep, timing and output, measuring the\n"
+        "MPI collective of each (MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather(v),\n"
+        "MPI_Reduce_scatter_block, MPI_Alltoall(v), MPI_Gather, MPI_Scatter, MPI_Barrier).\n"
+        "Start it with mpirun, e.g.\n"
         "  mpirun -np 4 ",
         program,
         " allreduce --max-bytes 16M\n"
@@ -177,27 +175,29 @@ std::string help_text(std::string_view program, Flavor flavor) {
   if (!mpi) {
     t += "  --transport T    Transport to use (auto, ucx, verbs, ...): sets BRAID_TRANSPORT\n"
          "                   before braid_init. Default: BRAID_TRANSPORT from the environment.\n"
-         "  --algo A         Force an algorithm: sets BRAID_ALLREDUCE_ALGO (allreduce) or\n"
-         "                   BRAID_BROADCAST_ALGO (broadcast) before braid_init. Allreduce:\n"
-         "                   recursive_doubling, rabenseifner, ring, shm, hierarchical;\n"
-         "                   broadcast: binomial, scatter_allgather, shm, hierarchical\n"
-         "                   (braid-info lists them). Default: automatic selection by\n"
-         "                   message size, rank count and node layout (the node-local\n"
-         "                   paths when ranks share a node, unless BRAID_INTRANODE=off).\n";
+         "  --algo A         Force an algorithm: sets BRAID_<COLLECTIVE>_ALGO (e.g.\n"
+         "                   BRAID_ALLREDUCE_ALGO, BRAID_BARRIER_ALGO) before braid_init. The\n"
+         "                   names are the collective's algorithms that braid-info lists, e.g.\n"
+         "                   allreduce: recursive_doubling, rabenseifner, ring, shm,\n"
+         "                   hierarchical. Default: automatic selection by message size, rank\n"
+         "                   count and node layout (the node-local paths when ranks share a\n"
+         "                   node, unless BRAID_INTRANODE=off).\n";
   } else {
     t += "  --transport T    Accepted for command-line compatibility and ignored; the\n"
          "                   transport is reported as \"mpi\".\n"
          "  --algo A         Accepted and ignored (MPI chooses); the algorithm column shows "
          "\"-\".\n";
   }
-  t += cat(
-      "  --dtype D        Element type: int8 uint8 int32 uint32 int64 uint64 float16\n"
-      "                   bfloat16 float32 float64. Default: float32.\n",
-      mpi ? "                   MPI cannot reduce float16 or bfloat16 (broadcast works).\n" : "",
-      "  --op O           Reduction of allreduce: sum prod min max. Default: sum.\n");
   t +=
-      "  --root R         Root rank of broadcast (0 .. ranks-1). Default: 0. Ignored by the\n"
-      "                   other collectives.\n"
+      cat("  --dtype D        Element type: int8 uint8 int16 uint16 int32 uint32 int64 uint64\n"
+          "                   float16 bfloat16 float32 float64. Default: float32.\n",
+          mpi ? "                   MPI cannot reduce float16 or bfloat16 (data movement works).\n"
+              : "",
+          "  --op O           Reduction of allreduce, reduce and reduce_scatter: sum prod min\n"
+          "                   max. Default: sum.\n");
+  t +=
+      "  --root R         Root rank of broadcast, reduce, gather and scatter (0 .. ranks-1).\n"
+      "                   Default: 0. Ignored by the other collectives.\n"
       "  --min-bytes S    Smallest message size. Default: 8.\n"
       "  --max-bytes S    Largest message size. Default: 64M.\n"
       "                   Sizes are bytes with an optional K, M or G suffix (1024-based), up to\n"
@@ -236,8 +236,11 @@ std::string help_text(std::string_view program, Flavor flavor) {
       cat("  avg_us, min_us, max_us\n"
           "              latency in microseconds: each rank's average per call, then the average,\n"
           "              minimum and maximum of those over the ranks\n"
-          "  algbw_GB/s  bytes / avg_us (GB = 1e9 bytes)\n"
-          "  busbw_GB/s  algbw * 2(n-1)/n for allreduce, = algbw for broadcast (nccl-tests)\n"
+          "  algbw_GB/s  the bytes of the whole result / avg_us (GB = 1e9 bytes): bytes for\n"
+          "              allreduce, broadcast and reduce, n * bytes for the block collectives\n"
+          "  busbw_GB/s  algbw times nccl-tests' factor: 2(n-1)/n for allreduce, (n-1)/n for\n"
+          "              allgather(v), reduce_scatter, alltoall(v), gather and scatter, 1 for\n"
+          "              broadcast and reduce\n"
           "  errors      wrong elements over all ranks with --check, else \"-\"\n"
           "barrier moves no data: its bytes and count are 0 and its bandwidths \"-\".\n"
           "Sweeps running longer than a second print progress on stderr (rank 0), e.g.\n"

@@ -1,5 +1,6 @@
 #include "tuning/machine_profile.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -43,19 +44,22 @@ std::optional<MachineProfile> profile_from_json(const std::string &text, std::st
   struct Num {
     const char *key;
     double *to;
+    bool may_be_zero;  // CMA: 0 where the kernel refuses it; the others are always measured
   };
-  const Num nums[] = {{"handoff_rtt_ns", &p.handoff_rtt_ns},
-                      {"memcpy_gbps", &p.memcpy_gbps},
-                      {"memcpy_large_gbps", &p.memcpy_large_gbps},
-                      {"window_copy_gbps", &p.window_copy_gbps},
-                      {"reduce_gbps", &p.reduce_gbps},
-                      {"cma_gbps", &p.cma_gbps}};
+  const Num nums[] = {{"handoff_rtt_ns", &p.handoff_rtt_ns, false},
+                      {"memcpy_gbps", &p.memcpy_gbps, false},
+                      {"memcpy_large_gbps", &p.memcpy_large_gbps, false},
+                      {"window_copy_gbps", &p.window_copy_gbps, false},
+                      {"reduce_gbps", &p.reduce_gbps, false},
+                      {"cma_gbps", &p.cma_gbps, true}};
   for (const Num &n : nums) {
     const auto v = field(text, n.key);
     char *end = nullptr;
     const double d = v ? std::strtod(v->c_str(), &end) : 0;
-    if (!v || end == v->c_str() || *end != '\0' || d < 0) {
-      *why = cat("no valid \"", n.key, "\" (a number >= 0)");
+    // A zero or infinite figure would make the model's predictions zero or infinite.
+    if (!v || end == v->c_str() || *end != '\0' || !std::isfinite(d) || d < 0 ||
+        (d == 0 && !n.may_be_zero)) {
+      *why = cat("no valid \"", n.key, "\" (a finite number ", n.may_be_zero ? ">= 0" : "> 0", ")");
       return std::nullopt;
     }
     *n.to = d;

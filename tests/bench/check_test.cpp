@@ -62,20 +62,20 @@ TEST(Check, ExpectedValuesStayExactForAnyRankCount) {
 }
 
 TEST(Check, ExpectedIsTheReductionOfTheInputs) {
-  // sum of two ranks: (i % 4) + ((i + 1) % 4)
-  for (size_t i = 0; i < 16; ++i)
+  // sum of two ranks: (i % 4) + (i % 97), rank 0's, and ((i + 1) % 4)
+  for (size_t i = 0; i < 200; ++i)
     EXPECT_EQ(expected_value(Collective::allreduce, Op::sum, Dtype::float32, 2, 0, i),
-              static_cast<int64_t>(i % 4 + (i + 1) % 4));
+              static_cast<int64_t>(i % 4 + i % 97 + (i + 1) % 4));
   // prod: one rank in ranks+1 contributes 2 or 3, the others 1.
   for (size_t i = 0; i < 20; ++i) {
     const int64_t e = expected_value(Collective::allreduce, Op::prod, Dtype::int32, 4, 0, i);
     EXPECT_EQ(e, i % 5 == 4 ? 1 : 2 + static_cast<int64_t>((i / 5) % 2)) << i;
   }
-  for (size_t i = 0; i < 20; ++i) {
-    int64_t lo = 100, hi = -1;
+  for (size_t i = 0; i < 200; ++i) {
+    int64_t lo = 1000, hi = -1;
     for (int r = 0; r < 3; ++r) {
-      lo = std::min<int64_t>(lo, static_cast<int64_t>((7 * i + 3 * r) % 11));
-      hi = std::max<int64_t>(hi, static_cast<int64_t>((7 * i + 3 * r) % 11));
+      lo = std::min<int64_t>(lo, static_cast<int64_t>((7 * i + 3 * r) % 11 + i % 97));
+      hi = std::max<int64_t>(hi, static_cast<int64_t>((7 * i + 3 * r) % 11 + i % 97));
     }
     EXPECT_EQ(expected_value(Collective::allreduce, Op::min, Dtype::uint8, 3, 0, i), lo);
     EXPECT_EQ(expected_value(Collective::allreduce, Op::max, Dtype::uint8, 3, 0, i), hi);
@@ -120,6 +120,28 @@ TEST(Check, FillExpectedMatchesNativeReduction) {
   reduce_natively<uint64_t>(Dtype::uint64);
   reduce_natively<float>(Dtype::float32);
   reduce_natively<double>(Dtype::float64);
+}
+
+// A block delivered to the wrong place must be counted as wrong: no two blocks of a sweep's
+// power-of-two size hold the same expected values (with inputs of period 4 alone, every block
+// of a sum was the same, and a reduce_scatter handing every rank block 0 passed).
+TEST(Check, BlocksOfAPowerOfTwoSizeDiffer) {
+  for (Dtype d : kDtypes)
+    for (Op op : {Op::sum, Op::min, Op::max})
+      for (int ranks : {2, 3, 4, 8, 11, 16, 64}) {
+        for (size_t count = 4; count <= 4096; count *= 2) {
+          const size_t es = dtype_size(d);
+          std::vector<unsigned char> mine(count * es), next(count * es);
+          for (int r = 0; r < std::min(ranks, 4); ++r) {
+            fill_expected_recv(Collective::reduce_scatter, op, d, r, ranks, 0, mine.data(), count);
+            fill_expected_recv(Collective::reduce_scatter, op, d, (r + 1) % ranks, ranks, 0,
+                               next.data(), count);
+            EXPECT_GT(count_wrong(mine.data(), next.data(), d, count), 0u)
+                << name(d) << " " << name(op) << " " << ranks << " ranks, blocks of " << count
+                << ": rank " << r << "'s and rank " << (r + 1) % ranks << "'s are the same";
+          }
+        }
+      }
 }
 
 TEST(Check, BroadcastNonRootInputIsPoisoned) {

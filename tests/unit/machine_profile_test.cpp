@@ -55,6 +55,16 @@ TEST(MachineProfile, MissingOrNegativeFieldsAreNamed) {
   text.replace(text.find("335.5"), 5, "-3");
   EXPECT_FALSE(profile_from_json(text, &why));
   EXPECT_NE(why.find("handoff_rtt_ns"), std::string::npos) << why;
+  // Zero and infinity would make predictions zero or infinite; CMA may be 0 (refused).
+  for (const char *bad : {"0", "1e999", "inf"}) {
+    text = to_json(sample());
+    text.replace(text.find("335.5"), 5, bad);
+    EXPECT_FALSE(profile_from_json(text, &why)) << bad;
+    EXPECT_NE(why.find("handoff_rtt_ns"), std::string::npos) << why;
+  }
+  text = to_json(sample());
+  text.replace(text.find("\"cma_gbps\": 5.5"), 15, "\"cma_gbps\": 0");
+  EXPECT_TRUE(profile_from_json(text, &why)) << why;
 }
 
 TEST(MachineProfile, TuningFileFromTheEnvironment) {

@@ -30,7 +30,9 @@ void usage() {
       "                     rule table), honouring the BRAID_<KIND>_ALGO overrides.\n"
       "  --nodes N          the RANKS ranks are spread evenly over N nodes (default 1: all on\n"
       "                     one node, where the node-local shared-memory path is chosen unless\n"
-      "                     BRAID_INTRANODE=off; N = RANKS: one rank per node).");
+      "                     BRAID_INTRANODE=off; N = RANKS: one rank per node). Under braidrun\n"
+      "                     the defaults are the job's: BRAID_SIZE ranks, BRAID_LOCAL_SIZE per\n"
+      "                     node.");
 }
 
 }  // namespace
@@ -41,6 +43,10 @@ int main(int argc, char **argv) {
   int ranks = 4;
   int nodes = 1;
   if (const char *s = std::getenv("BRAID_SIZE")) ranks = std::atoi(s) > 0 ? std::atoi(s) : 4;
+  // Run as a rank under braidrun: its job's layout, BRAID_LOCAL_SIZE ranks on each host (as
+  // braidrun places them), unless --nodes says otherwise.
+  if (const char *l = std::getenv("BRAID_LOCAL_SIZE"); l != nullptr && std::atoi(l) > 0)
+    nodes = (ranks + std::atoi(l) - 1) / std::atoi(l);
   try {
     for (int i = 1; i < argc; ++i) {
       if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {

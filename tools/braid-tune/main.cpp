@@ -2,11 +2,15 @@
 // and writes it as JSON for BRAID_TUNING_FILE. These machines change from day to day; measure
 // on the day, next to the figures it explains (bench/compare runs it).
 //   braid-tune [--cores A,B] [--out FILE]
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "config/env_config.hpp"
@@ -25,6 +29,39 @@ void usage(FILE *to) {
       "  JSON for BRAID_TUNING_FILE (braid-info shows the file's figures).\n"
       "  --cores A,B  the two cores (default: the first two this process may run on)\n",
       to);
+}
+
+// Writes `text` to `path` whole or not at all: into a temporary file beside it, flushed to
+// disk, then renamed over it, so a job that starts while braid-tune runs again reads the old
+// profile or the new one, never an empty or half-written file; a full disk is an error.
+// Anything but a regular file (a pipe, /dev/stdout) is written in place.
+void write_whole(const std::string &path, const std::string &text) {
+  struct stat st {};
+  const bool in_place = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  const std::string tmp = in_place ? path : path + ".tmp." + std::to_string(getpid());
+  auto refuse = [&](const char *what) {
+    const int err = errno;
+    if (!in_place) unlink(tmp.c_str());
+    braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "--out ", path, ": ", what, ": ",
+                        std::strerror(err));
+  };
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) refuse("cannot be created");
+  for (size_t at = 0; at < text.size();) {
+    const ssize_t n = write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      refuse("cannot be written");
+    }
+    at += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 && errno != EINVAL) {  // EINVAL: a file that cannot be synced (/dev/...)
+    close(fd);
+    refuse("cannot be flushed");
+  }
+  if (close(fd) != 0) refuse("cannot be closed");
+  if (!in_place && rename(tmp.c_str(), path.c_str()) != 0) refuse("cannot be put in place");
 }
 
 // The first two cores in this process's affinity mask.
@@ -72,9 +109,7 @@ int main(int argc, char **argv) {
     const MachineProfile p = probe_machine(a, b);
     std::fputs(describe(p).c_str(), stdout);
     if (!out.empty()) {
-      std::ofstream f(out);
-      f << to_json(p);
-      if (!f) fail(BRAID_ERR_INVALID_ARGUMENT, "--out ", out, ": cannot be written");
+      write_whole(out, to_json(p));
       std::printf("written to %s (use it with BRAID_TUNING_FILE=%s)\n", out.c_str(), out.c_str());
     }
   } catch (const Failure &f) {
