@@ -46,6 +46,8 @@ class Collective {
     message_ = std::move(message);
   }
   bool finished() const { return finished_; }
+  // Its first step has run (Scheduler::start may hold a call back before that).
+  bool started() const { return started_; }
   // Set when the failure was decided from what the other ranks said (not seen on the data
   // path), so it needs no further diagnosis.
   void mark_explained() { explained_ = true; }

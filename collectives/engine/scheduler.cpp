@@ -82,30 +82,21 @@ Scheduler::~Scheduler() {
 
 std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn algorithm,
                                              CollArgs args, uint64_t seq) {
-  // Sequence numbers wrap in the tags: a call does not start half the range or more ahead of
-  // the oldest still in flight (a non-blocking one waits for it here), so two calls in flight
-  // never share a tag (1024 calls with UCX's tags, 64 with a 32-bit plugin's).
-  const uint64_t window = uint64_t{1} << (seq_bits_ - 1);
-  for (;;) {
-    std::shared_ptr<Collective> oldest;
-    for (auto &c : active_)
-      if (!c->finished() && (!oldest || c->label().seq < oldest->label().seq)) oldest = c;
-    if (!oldest || seq - oldest->label().seq < window) break;
-    wait(*oldest);
-  }
   const uint64_t seq_part = seq & ((uint64_t{1} << seq_bits_) - 1);
   const uint64_t sig_part = signature_hash(args) & ((uint64_t{1} << sig_bits_) - 1);
   const uint64_t tag_base = context_part_ | (((seq_part << sig_bits_) | sig_part) << kStepBits);
   started_ = std::max(started_, seq + 1);
   auto c = std::make_shared<Collective>(transport_, scratch_, rank_, size_, tag_base, timeout_s_,
                                         label, algorithm, args, node_, members_);
+  if (held_back(*c, oldest_in_flight())) {
+    active_.push_back(c);  // progress() starts it once the calls before it are done
+    return c;
+  }
   bool progressed = false;
   if (!c->advance(&progressed))
     active_.push_back(c);
   else if (watch_ && c->result() != BRAID_SUCCESS)
     explain_failures({c});
-  else if (c->result() != BRAID_SUCCESS)
-    mark_broken(c->result(), seq, c->message());
   return c;
 }
 
@@ -118,7 +109,7 @@ bool Scheduler::progress() {
   for (auto &c : active_) messages = messages || c->has_messages();
   if (messages) progress_transport();
   if (watch_) watch_peers();
-  for (auto &c : active_) c->advance(&progressed);
+  advance_all(&progressed);
   if (watch_) {
     std::vector<std::shared_ptr<Collective>> failed;
     for (auto &c : active_)
@@ -132,11 +123,38 @@ bool Scheduler::progress() {
     }
     return progressed;
   }
-  for (auto &c : active_)
-    if (c->finished() && c->result() != BRAID_SUCCESS)
-      mark_broken(c->result(), c->label().seq, c->message());
   std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });
   return progressed;
+}
+
+uint64_t Scheduler::oldest_in_flight() const {
+  for (const auto &c : active_)  // in the order they were started: oldest first
+    if (!c->finished()) return c->label().seq;
+  return UINT64_MAX;
+}
+
+bool Scheduler::held_back(const Collective &c, uint64_t oldest) const {
+  // Sequence numbers wrap in the tags: a call does not start half their range or more ahead of
+  // the oldest one still in flight (512 calls with UCX's tags, 32 with a 32-bit plugin's), so
+  // two calls in flight never share a tag. A non-blocking call so far ahead returns at once and
+  // starts from progress() when the window reaches it.
+  const uint64_t window = uint64_t{1} << (seq_bits_ - 1);
+  return !c.started() && !c.finished() && oldest != UINT64_MAX && c.label().seq - oldest >= window;
+}
+
+void Scheduler::advance_all(bool *progressed) {
+  const uint64_t oldest = oldest_in_flight();
+  for (auto &c : active_) {
+    if (held_back(*c, oldest)) continue;
+    // A call held back while the ranks fell out of step never starts (publish refuses later
+    // ones the same way).
+    if (!c->started() && !c->finished() && !out_of_step_.empty()) {
+      c->abort(BRAID_ERR_MISMATCH, out_of_step_);
+      c->mark_explained();
+      continue;
+    }
+    c->advance(progressed);
+  }
 }
 
 void Scheduler::progress_transport() {
@@ -169,7 +187,9 @@ void Scheduler::watch_peers() {
     if (pending.empty()) return;
     progress_transport();
     bool progressed = false;
-    for (auto &c : pending) c->advance(&progressed);
+    const uint64_t oldest = oldest_in_flight();
+    for (auto &c : pending)
+      if (!held_back(*c, oldest)) c->advance(&progressed);
     // What failed in that pass (the node path's exit check, the transport) is explained here:
     // callers other than progress() (check_peers, suspect_stall) do not explain finished calls.
     std::vector<std::shared_ptr<Collective>> failed_now;
@@ -214,23 +234,15 @@ void Scheduler::apply_notices() {
     settle(seq);
     // A rank whose part of the call completed (e.g. a broadcast root whose sends went out)
     // learns of the disagreement only now: it has moved on, the others have not.
-    const bool first = broken_.empty();
-    mark_broken(BRAID_ERR_MISMATCH, seq,
-                detail::cat(text, " (call #", seq,
-                            " had completed on this rank; the ranks are out of step)"));
-    if (first)
+    if (out_of_step_.empty()) {
+      out_of_step_ = detail::cat(text, " (call #", seq,
+                                 " had completed on this rank; the ranks are out of step)");
       for (auto &c : active_) {
-        c->abort(BRAID_ERR_MISMATCH, broken_);
+        c->abort(BRAID_ERR_MISMATCH, out_of_step_);
         c->mark_explained();
       }
+    }
   }
-}
-
-void Scheduler::mark_broken(braid_result_t code, uint64_t seq, const std::string &why) {
-  if (!broken_.empty() || code == BRAID_SUCCESS) return;
-  broken_code_ = code;
-  broken_ = detail::cat("the communicator carries no more collectives after call #", seq,
-                        " (free it): ", why);
 }
 
 void Scheduler::settle(uint64_t seq) {
@@ -267,7 +279,12 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
     // A disagreement this rank saw itself in shared memory (call records) already names both
     // sides: it is told to the others at once, before this rank can return and exit.
     if (c->disagreement()) {
-      watch_->announce(c->label().seq, c->message().substr(prefix.size()));
+      // Reported already (this rank came to the call after another had found it): the same
+      // words on every rank, and nothing more to tell.
+      if (auto told = watch_->notice_for(c->label().seq))
+        c->rewrite(rc, prefix + *told);
+      else
+        watch_->announce(c->label().seq, c->message().substr(prefix.size()));
       c->mark_explained();
       continue;
     }
@@ -284,8 +301,6 @@ void Scheduler::explain_failures(const std::vector<std::shared_ptr<Collective>> 
       watch_->announce(c->label().seq,
                        c->message().substr(std::min(prefix.size(), c->message().size())));
   }
-  for (const auto &c : finished)
-    if (c->result() != BRAID_SUCCESS) mark_broken(c->result(), c->label().seq, c->message());
 }
 
 std::optional<std::string> Scheduler::first_failure() const {
@@ -321,7 +336,6 @@ void Scheduler::suspect_stall(std::chrono::steady_clock::time_point now) {
       c->abort(why->code(), why->message());
       c->mark_explained();
       settle(c->label().seq);
-      mark_broken(c->result(), c->label().seq, c->message());
     }
   }
   std::erase_if(active_, [](const std::shared_ptr<Collective> &c) { return c->finished(); });

@@ -55,12 +55,11 @@ class Scheduler {
   bool progress();
   // Call `seq` ran to completion outside the scheduler (intranode/inline_call.hpp).
   void note_started(uint64_t seq) { started_ = std::max(started_, seq + 1); }
-  // Call `seq` was refused before it started, with `text`, because another rank had reported
-  // a disagreement about it: its notice is settled here, and the communicator is broken.
-  void note_refused(uint64_t seq, const std::string &text) {
+  // Call `seq` was refused before it started, because another rank had reported a
+  // disagreement about it and then failed: its notice is settled here.
+  void note_refused(uint64_t seq) {
     started_ = std::max(started_, seq + 1);
     settle(seq);
-    mark_broken(BRAID_ERR_MISMATCH, seq, text);
   }
   // Progresses until `c` finishes, spinning briefly, then yielding, then sleeping on the
   // transport's wait mechanism, so oversubscribed ranks leave the cores to those with work.
@@ -72,14 +71,9 @@ class Scheduler {
   void check_peers() {
     if (watch_) watch_peers();
   }
-  // Set at the first call of this communicator that failed on this rank once started (a
-  // disagreement, a timeout, a failed peer or transport; a call refused for a disagreement
-  // another rank reported; a disagreement reported about a call that had completed here).
-  // The ranks then no longer agree on where they are: one rank refused a call that another
-  // completed, node-path turns and messages of the failed call are left behind. So every later
-  // call fails at once with it (braid_comm_free still works): empty while healthy.
-  const std::string &broken() const { return broken_; }
-  braid_result_t broken_code() const { return broken_code_; }
+  // Set once another rank reported a disagreement about a collective this rank had already
+  // completed: the ranks are out of step, so every later call fails with it.
+  const std::string &out_of_step() const { return out_of_step_; }
   // Where failures of other ranks and disagreements are learned (none: data path only).
   void set_watch(PeerWatch *watch) { watch_ = watch; }
 
@@ -108,9 +102,7 @@ class Scheduler {
   // refused) or whose notice was applied: a notice about one of them needs nothing more. Each
   // notice is applied once, not at every later notice of the process.
   std::vector<uint64_t> settled_;
-  std::string broken_;
-  braid_result_t broken_code_ = BRAID_SUCCESS;
-  void mark_broken(braid_result_t code, uint64_t seq, const std::string &why);
+  std::string out_of_step_;
   void settle(uint64_t seq);
   bool settled(uint64_t seq) const {
     return std::find(settled_.begin(), settled_.end(), seq) != settled_.end();
@@ -121,6 +113,12 @@ class Scheduler {
 
   // Transport progress; a failure of the whole transport ends every call in flight.
   void progress_transport();
+  // The sequence number of the oldest call not finished (UINT64_MAX: none).
+  uint64_t oldest_in_flight() const;
+  // Whether `c` must not start yet: too far ahead of `oldest` for the tags (start()).
+  bool held_back(const Collective &c, uint64_t oldest) const;
+  // One pass over the calls in flight, starting those held back once they may.
+  void advance_all(bool *progressed);
   void watch_peers();
   void apply_notices();
   void explain_failures(const std::vector<std::shared_ptr<Collective>> &finished);

@@ -16,32 +16,30 @@
 namespace braid::detail {
 namespace {
 
-// A call on a communicator whose earlier call failed here (Scheduler::broken) fails at once.
-void refuse_if_broken(Comm &comm, const coll::CallLabel &label) {
-  if (comm.scheduler->broken().empty()) return;
-  comm.failed = true;
-  fail(comm.scheduler->broken_code(), label.str(), ": ", comm.scheduler->broken());
-}
-
 // Records the call for the control plane (what the other ranks are told when they ask), after
 // refusing to start anything once a rank is known to be gone: it could never complete.
 void publish(Comm &comm, const coll::CallLabel &label, const coll::CollArgs &args) {
-  if (!comm.watch) return refuse_if_broken(comm, label);
+  if (!comm.watch) return;
   comm.scheduler->check_peers();
-  // A disagreement reported about this very call before this rank reached it: checked before
-  // a failed rank, because the rank that reported it may have exited since, and the
-  // disagreement is why. A refused call never starts, but its peers' messages for it may still
-  // come: the communicator's context id is not reused (Comm::failed).
-  if (comm.watch->notice_generation() != 0)
-    if (auto text = comm.watch->notice_for(label.seq)) {
-      comm.scheduler->note_refused(label.seq, label.str() + ": " + *text);
-      comm.failed = true;
-      fail(BRAID_ERR_MISMATCH, label.str(), ": ", *text);
-    }
-  refuse_if_broken(comm, label);
+  // A disagreement reported about this very call before this rank reached it (it came late).
+  // While the ranks that found it are there, the call runs as theirs did and fails the same way,
+  // taking its node turn and messages with it, so the communicator stays in step for the next
+  // call. Once a rank is gone it is refused with the disagreement, which is why that rank left
+  // (not "rank N failed"); its peers' messages for it may still come: the communicator's
+  // context id is not reused (Comm::failed).
   if (comm.watch->peer_failed()) {
+    if (comm.watch->notice_generation() != 0)
+      if (auto text = comm.watch->notice_for(label.seq)) {
+        comm.scheduler->note_refused(label.seq);
+        comm.failed = true;
+        fail(BRAID_ERR_MISMATCH, label.str(), ": ", *text);
+      }
     comm.failed = true;
     fail(BRAID_ERR_PEER_FAILED, label.str(), ": ", comm.watch->peer_failure());
+  }
+  if (!comm.scheduler->out_of_step().empty()) {
+    comm.failed = true;
+    fail(BRAID_ERR_MISMATCH, label.str(), ": ", comm.scheduler->out_of_step());
   }
   const coll::AgreedFields f = coll::agreed_fields(args);
   comm.calls.publish(label.seq, f.kind, f.count, f.dtype, f.op, f.root, label.algorithm);

@@ -254,7 +254,7 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"op", 2, "rank 0 passed op sum, rank 1 passed max", "dup", true},
         MismatchCase{"count", 2, "rank 0 passed 100 elements, rank 1 passed 200", "", true, "off"},
         // Ranks that come after the others found the disagreement (and left, or carried on:
-        // their next call on that communicator fails at once, on every rank).
+        // the next call on that communicator works on every rank).
         MismatchCase{"count_late", 3, "rank 0 passed 100 elements, rank 2 passed 200", "", true},
         MismatchCase{"count_late", 3, "rank 0 passed 100 elements, rank 2 passed 200", "", true,
                      "off"},

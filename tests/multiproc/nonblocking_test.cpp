@@ -73,6 +73,27 @@ TEST(NonBlocking, MoreInFlightThanTheTagsHaveSequenceNumbers) {
     EXPECT_EQ(values[static_cast<size_t>(k)], 10000 * (n * (n - 1) / 2) + n * k) << "call " << k;
 }
 
+// A non-blocking call held back that far ahead still returns at once: rank 0 starts 600 on one
+// communicator and then waits in a barrier of another, which the others enter before they start
+// theirs (had the 513th call waited for the first, every rank would have waited for the other).
+TEST(NonBlocking, ACallHeldBackReturnsAtOnce) {
+  if (size() < 2) GTEST_SKIP() << "needs a peer";
+  constexpr int kCalls = 600;
+  braid_comm_t a = nullptr, b = nullptr;
+  ASSERT_EQ(braid_comm_dup(world(), &a), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_dup(world(), &b), BRAID_SUCCESS) << braid_last_error();
+  std::vector<braid_request_t> reqs(kCalls, nullptr);
+  auto start_all = [&] {
+    for (auto &r : reqs) ASSERT_EQ(braid_ibarrier(a, &r), BRAID_SUCCESS) << braid_last_error();
+  };
+  if (rank() == 0) start_all();
+  ASSERT_EQ(braid_barrier(b), BRAID_SUCCESS) << braid_last_error();
+  if (rank() != 0) start_all();
+  for (auto &r : reqs) ASSERT_EQ(braid_wait(&r), BRAID_SUCCESS) << braid_last_error();
+  ASSERT_EQ(braid_comm_free(&a), BRAID_SUCCESS);
+  ASSERT_EQ(braid_comm_free(&b), BRAID_SUCCESS);
+}
+
 TEST(NonBlocking, OverlapsWithBlockingCalls) {
   std::vector<float> a(300000, 1.0f), b(1000, 2.0f);
   braid_request_t req = nullptr;

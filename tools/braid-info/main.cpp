@@ -43,10 +43,7 @@ int main(int argc, char **argv) {
   int ranks = 4;
   int nodes = 1;
   if (const char *s = std::getenv("BRAID_SIZE")) ranks = std::atoi(s) > 0 ? std::atoi(s) : 4;
-  // Run as a rank under braidrun: its job's layout, BRAID_LOCAL_SIZE ranks on each host (as
-  // braidrun places them), unless --nodes says otherwise.
-  if (const char *l = std::getenv("BRAID_LOCAL_SIZE"); l != nullptr && std::atoi(l) > 0)
-    nodes = (ranks + std::atoi(l) - 1) / std::atoi(l);
+  bool nodes_given = false;
   try {
     for (int i = 1; i < argc; ++i) {
       if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
@@ -58,11 +55,16 @@ int main(int argc, char **argv) {
           ranks = static_cast<int>(detail::parse_integer(argv[++i], "--explain", 1, 1 << 20));
       } else if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) {
         nodes = static_cast<int>(detail::parse_integer(argv[++i], "--nodes", 1, 1 << 20));
+        nodes_given = true;
       } else {
         std::fprintf(stderr, "braid-info: unknown option '%s' (see --help)\n", argv[i]);
         return 2;
       }
     }
+    // Run as a rank under braidrun: its job's layout, BRAID_LOCAL_SIZE ranks on each host (as
+    // braidrun places them), unless --nodes says otherwise.
+    if (const char *l = std::getenv("BRAID_LOCAL_SIZE"); !nodes_given && l && std::atoi(l) > 0)
+      nodes = (ranks + std::atoi(l) - 1) / std::atoi(l);
     std::printf("braid %s\n", BRAID_VERSION_STRING);
     std::printf("plugin search path:\n");
     for (const std::string &dir : detail::plugin_search_dirs()) std::printf("  %s\n", dir.c_str());

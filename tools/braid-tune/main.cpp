@@ -34,7 +34,8 @@ void usage(FILE *to) {
 // Writes `text` to `path` whole or not at all: into a temporary file beside it, flushed to
 // disk, then renamed over it, so a job that starts while braid-tune runs again reads the old
 // profile or the new one, never an empty or half-written file; a full disk is an error.
-// Anything but a regular file (a pipe, /dev/stdout) is written in place.
+// Anything but a regular file (a pipe, /dev/stdout) is written in place; a symbolic link is
+// replaced by the file, as an editor's save does.
 void write_whole(const std::string &path, const std::string &text) {
   struct stat st {};
   const bool in_place = stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
@@ -51,6 +52,7 @@ void write_whole(const std::string &path, const std::string &text) {
     const ssize_t n = write(fd, text.data() + at, text.size() - at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      if (n == 0) errno = ENOSPC;  // nothing written and no error: the device is full
       close(fd);
       refuse("cannot be written");
     }
