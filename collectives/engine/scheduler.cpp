@@ -145,15 +145,9 @@ bool Scheduler::held_back(const Collective &c, uint64_t oldest) const {
 void Scheduler::advance_all(bool *progressed) {
   const uint64_t oldest = oldest_in_flight();
   for (auto &c : active_) {
-    if (held_back(*c, oldest)) continue;
-    // A call held back while the ranks fell out of step never starts (publish refuses later
-    // ones the same way).
-    if (!c->started() && !c->finished() && !out_of_step_.empty()) {
-      c->abort(BRAID_ERR_MISMATCH, out_of_step_);
-      c->mark_explained();
-      continue;
-    }
-    c->advance(progressed);
+    // One held back when the ranks fall out of step is aborted with the others then
+    // (apply_notices), and publish refuses later ones: nothing else to check here.
+    if (!held_back(*c, oldest)) c->advance(progressed);
   }
 }
 
@@ -229,7 +223,8 @@ void Scheduler::apply_notices() {
       settle(seq);
       continue;
     }
-    // Not reached yet: publish refuses the call when this rank gets there (and settles it).
+    // Not reached yet: when this rank gets there the call runs and fails as the others' did,
+    // or is refused if a rank has failed by then; either settles it.
     if (seq >= started_) continue;
     settle(seq);
     // A rank whose part of the call completed (e.g. a broadcast root whose sends went out)
