@@ -140,8 +140,13 @@ void divide(void *buf, size_t n, int ranks) {
   using T = typename E::Storage;
   using C = typename E::Compute;
   T *p = static_cast<T *>(buf);
-  const C d = static_cast<C>(ranks);
-  for (size_t i = 0; i < n; ++i) p[i] = E::store(static_cast<C>(E::load(p[i]) / d));
+  // The divisor in a type that holds any rank count: in the element's own type 128 ranks
+  // would be -128 for int8 and 256 would be 0 (SIGFPE) for uint8.
+  using Wide = std::conditional_t<std::is_floating_point_v<C>, C,
+                                  std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>>;
+  const Wide d = static_cast<Wide>(ranks);
+  for (size_t i = 0; i < n; ++i)
+    p[i] = E::store(static_cast<C>(static_cast<Wide>(E::load(p[i])) / d));
 }
 
 }  // namespace

@@ -82,6 +82,10 @@ class SelectionTable {
   void set_override(CollKind kind, std::string_view name);
   // set_override for every kind from the process environment.
   void set_overrides_from_environment();
+  // The algorithm BRAID_<KIND>_ALGO forces, or nullptr.
+  const Algorithm *override_of(CollKind kind) const {
+    return overrides_[static_cast<size_t>(kind)];
+  }
   // From now on the cost model chooses (the rules stay for BRAID_SELECTION=rules and for the
   // segment sizes); overrides still win. Every rank must set the same inputs.
   void set_model(CostInputs inputs);

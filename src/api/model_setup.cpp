@@ -1,7 +1,9 @@
 #include "api/model_setup.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -51,6 +53,22 @@ MachineProfile from_wire(const WireProfile &w) {
   return p;
 }
 
+// The overrides travel as indices in all_algorithms(), in a whole number of 8-byte words.
+constexpr size_t kOverrideSlots = (coll::kKindCount + 3) / 4 * 4;
+constexpr uint16_t kNone = 0xffff;
+
+uint16_t override_index(const coll::Algorithm *a) {
+  if (a == nullptr) return kNone;
+  return static_cast<uint16_t>(a - coll::all_algorithms().data());
+}
+
+std::string override_name(uint16_t index) {
+  const auto &all = coll::all_algorithms();
+  if (index == kNone) return "none";
+  if (index >= all.size()) return cat("algorithm #", index);
+  return cat("'", all[index].name, "'");
+}
+
 }  // namespace
 
 ModelRequest model_request_from_environment() {
@@ -78,6 +96,10 @@ void agree_on_model(Bootstrap &bootstrap, const ModelRequest &request,
     uint32_t pad = 0;  // every byte on the wire is set
     double net_latency_us = 0;
     double net_gbps = 0;
+    // BRAID_<KIND>_ALGO per kind: the index in all_algorithms(), kNone when not forced. Ranks
+    // that force different algorithms exchange messages that never match: a hang until
+    // BRAID_TIMEOUT where no control plane diagnoses it.
+    std::array<uint16_t, kOverrideSlots> overrides{};
   };
   static_assert(sizeof(WireProfile) == 4 * 4 + 6 * 8 + 48 + 32, "no padding goes on the wire");
   Sent sent;
@@ -85,7 +107,11 @@ void agree_on_model(Bootstrap &bootstrap, const ModelRequest &request,
   sent.use_model = request.use_model ? 1u : 0u;
   sent.net_latency_us = net_latency_us;
   sent.net_gbps = net_gbps;
-  static_assert(sizeof(Sent) == sizeof(WireProfile) + 8 + 16, "no padding goes on the wire");
+  for (size_t k = 0; k < coll::kKindCount; ++k)
+    sent.overrides[k] = override_index(selection.override_of(static_cast<coll::CollKind>(k)));
+  for (size_t k = coll::kKindCount; k < kOverrideSlots; ++k) sent.overrides[k] = kNone;
+  static_assert(sizeof(Sent) == sizeof(WireProfile) + 8 + 16 + 2 * kOverrideSlots,
+                "no padding goes on the wire");
   std::vector<Sent> got(static_cast<size_t>(bootstrap.size()));
   bootstrap.allgather(&sent, got.data(), sizeof sent);
   for (size_t r = 0; r < got.size(); ++r)
@@ -93,6 +119,15 @@ void agree_on_model(Bootstrap &bootstrap, const ModelRequest &request,
       fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_SELECTION differs between ranks: rank ", r,
            " chooses by ", got[r].use_model ? "the model" : "the rules", ", rank ",
            bootstrap.rank(), " by ", sent.use_model ? "the model" : "the rules");
+  for (size_t r = 0; r < got.size(); ++r)
+    for (size_t k = 0; k < coll::kKindCount; ++k)
+      if (got[r].overrides[k] != sent.overrides[k]) {
+        const auto kind = static_cast<coll::CollKind>(k);
+        fail(BRAID_ERR_INVALID_ARGUMENT, coll::kind_info(kind).override_var,
+             " differs between ranks: rank ", r, " forces ", override_name(got[r].overrides[k]),
+             ", rank ", bootstrap.rank(), " ", override_name(sent.overrides[k]),
+             " (every rank must force the same algorithm, or none)");
+      }
   if (!request.use_model) {
     log(LogLevel::info, "algorithms chosen by the rule table (BRAID_SELECTION=rules)");
     return;

@@ -129,6 +129,30 @@ TEST(KernelsAverage, IntegersTruncateTowardZero) {
   EXPECT_EQ(big[0], ~uint64_t{0} / 3);
 }
 
+// More ranks than the element type can count: the divisor must not wrap to a negative
+// number (int8, 128 ranks) or to zero (uint8, 256 ranks: a division by zero).
+TEST(KernelsAverage, RankCountsBeyondTheElementType) {
+  int8_t s[] = {-128, 127, 64};
+  finish_average(s, 3, BRAID_INT8, 128);
+  EXPECT_EQ(s[0], -1);
+  EXPECT_EQ(s[1], 0);
+  EXPECT_EQ(s[2], 0);
+  uint8_t u[] = {255, 0};
+  finish_average(u, 2, BRAID_UINT8, 256);
+  EXPECT_EQ(u[0], 0);
+  EXPECT_EQ(u[1], 0);
+  int16_t h[] = {-32768, 32767};
+  finish_average(h, 2, BRAID_INT16, 40000);
+  EXPECT_EQ(h[0], 0);
+  EXPECT_EQ(h[1], 0);
+  uint16_t w[] = {65535};
+  finish_average(w, 1, BRAID_UINT16, 65536);
+  EXPECT_EQ(w[0], 0);
+  int8_t small[] = {-100};
+  finish_average(small, 1, BRAID_INT8, 50);
+  EXPECT_EQ(small[0], -2);
+}
+
 TEST(KernelsAverage, FloatsDivideInTheirComputeType) {
   float f[] = {1.0f, -3.0f, 7.0f};
   finish_average(f, 3, BRAID_FLOAT32, 3);

@@ -88,6 +88,44 @@ TEST(ModelSetup, RanksThatDisagreeOnTheModeAreNamed) {
   EXPECT_FALSE(outcomes[1].ok);
 }
 
+// A per-host wrapper that forces an algorithm on some ranks only: their messages would never
+// match (a hang until BRAID_TIMEOUT where no control plane explains it). Named at init.
+TEST(ModelSetup, RanksThatForceDifferentAlgorithmsAreNamed) {
+  const uint16_t port = free_port();
+  auto outcomes = run_threads(3, [&](int rank) {
+    auto b = make_tcp_bootstrap(config(rank, 3, port));
+    coll::SelectionTable t = coll::SelectionTable::defaults();
+    t.set_override(coll::CollKind::broadcast, "binomial");  // the same everywhere: fine
+    if (rank == 2) t.set_override(coll::CollKind::allreduce, "ring");
+    agree_on_model(*b, ModelRequest{}, t, 0, 0);
+    return std::string("agreed");
+  });
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_FALSE(outcomes[r].ok) << r;
+    EXPECT_EQ(outcomes[r].code, BRAID_ERR_INVALID_ARGUMENT) << r;
+    EXPECT_NE(outcomes[r].message.find("BRAID_ALLREDUCE_ALGO differs between ranks"),
+              std::string::npos)
+        << r << ": " << outcomes[r].message;
+  }
+  EXPECT_NE(outcomes[0].message.find("rank 2 forces 'ring', rank 0 none"), std::string::npos)
+      << outcomes[0].message;
+  EXPECT_NE(outcomes[2].message.find("rank 0 forces none, rank 2 'ring'"), std::string::npos)
+      << outcomes[2].message;
+}
+
+TEST(ModelSetup, TheSameForcedAlgorithmsAgree) {
+  const uint16_t port = free_port();
+  auto outcomes = run_threads(2, [&](int rank) {
+    auto b = make_tcp_bootstrap(config(rank, 2, port));
+    coll::SelectionTable t = coll::SelectionTable::defaults();
+    t.set_override(coll::CollKind::allgather, "bruck");
+    agree_on_model(*b, ModelRequest{}, t, 0, 0);
+    const coll::Algorithm *a = t.override_of(coll::CollKind::allgather);
+    return std::string(a != nullptr && std::string(a->name) == "bruck" ? "" : "override lost");
+  });
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(outcomes[r].data, "") << r << outcomes[r].message;
+}
+
 TEST(ModelSetup, RulesLeaveTheTableWithoutAModel) {
   const uint16_t port = free_port();
   auto outcomes = run_threads(2, [&](int rank) {
