@@ -92,7 +92,10 @@ LinkCost local_link(const detail::MachineProfile &p) {
   // A large one is a rendezvous (a request there, the CMA read, a done message back) and its
   // bytes, written by the sender's core, cross the link at no more than the rate a reader
   // pulls lines another core wrote (the window copy figure) or CMA reads them.
-  const double rate = std::min(p.window_copy_gbps, p.cma_gbps);
+  // A profile's CMA figure is 0 where the kernel refused CMA: the rendezvous then copies
+  // through the transport's shared memory, at no more than the window rate, and does not crawl.
+  const double rate =
+      p.cma_gbps > 0 ? std::min(p.window_copy_gbps, p.cma_gbps) : p.window_copy_gbps;
   return {kLocalSoftwareUs + p.handoff_rtt_ns / 2e3, rate,
           std::min(p.window_copy_gbps, p.memcpy_gbps), kLocalRendezvousBytes,
           kCmaCallUs + kLocalSoftwareUs + p.handoff_rtt_ns / 1e3};
@@ -351,7 +354,8 @@ Prediction CostModel::predict_one(const Algorithm &a, size_t bytes, const Topolo
     for (const Algorithm &f : all_algorithms()) {
       if (f.kind != leader_kind || f.needs != Span::any) continue;
       const double t = flat_total(f, leader_bytes, where.nodes, in_.network);
-      if (t >= 0 && (first || t < leaders)) leaders = t;
+      if (t < 0) continue;  // no formula: not a candidate
+      if (first || t < leaders) leaders = t;
       first = false;
     }
     p.us = node + leaders;

@@ -78,6 +78,26 @@ TEST(CostModel, EveryAlgorithmHasAFinitePositivePrediction) {
   }
 }
 
+// braid-tune writes cma_gbps 0 where the kernel refuses CMA: a rendezvous between ranks of
+// one node then goes through the transport's shared memory, at the window rate, not at
+// a floor of 0.01 GB/s that made every flat prediction from 8 KiB up about 1000x too high.
+TEST(CostModel, AProfileWithoutCmaKeepsTheWindowRate) {
+  detail::MachineProfile p = fast_link();
+  const LinkCost with = local_link(p);
+  p.cma_gbps = 0;
+  const LinkCost without = local_link(p);
+  EXPECT_EQ(without.gbps, p.window_copy_gbps);
+  EXPECT_GE(without.gbps, with.gbps);
+  CostModel model(CostInputs::from_profile(p, "no CMA"));
+  for (const Algorithm &a : all_algorithms()) {
+    if (a.kind != CollKind::allreduce || a.needs != Span::any) continue;
+    const Prediction at = model.predict_one(a, 4 * MiB, node_path_off(2));
+    EXPECT_TRUE(std::isfinite(at.us)) << a.name;
+    // 4 MiB at the window rate (GB/s = 1e3 bytes/us) within a few copies, not 1000x that.
+    EXPECT_LT(at.us, 8 * (4.0 * MiB) / (p.window_copy_gbps * 1e3)) << a.name;
+  }
+}
+
 TEST(CostModel, PredictionsGrowWithTheSize) {
   const CostModel model(CostInputs::from_profile(fast_link(), "fast"));
   for (const Algorithm &a : all_algorithms()) {
