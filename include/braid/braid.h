@@ -108,7 +108,9 @@ BRAID_API braid_result_t braid_comm_free(braid_comm_t *comm); /* sets *comm = NU
  * leaves its group, freeing what was split from it too; it waits (up to BRAID_TIMEOUT) until the
  * group's other ranks leave it as well, so processes in several groups free them in the same
  * order (braid_finalize leaves all of its groups at once). Each group needs an id of its own:
- * once an id's group has formed, using it again is BRAID_ERR_BOOTSTRAP at once. */
+ * once an id's group has formed, using it again is BRAID_ERR_BOOTSTRAP at once (where the id
+ * names only loopback addresses, as on a host with no other interface, within BRAID_TIMEOUT: a
+ * refused loopback connection says nothing of a service on another host). */
 typedef struct braid_unique_id {
   char internal[128];
 } braid_unique_id_t;
