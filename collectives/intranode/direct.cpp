@@ -281,21 +281,32 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
       if (s != me) opened = open_peer(ch, s, refs_of(ch, s, turn).send, block, &in[s]) && opened;
     ready = ready_to_read(ch, opened, any_cma, block, res);
   }
+  // One window number per rank the root reads (every rank takes them alike): the root
+  // publishes `done` = w + k once it has read the k-th, so each rank returns as soon as its own
+  // block is read, as with Open MPI's linear gather, instead of all waiting for the last read
+  // (4 ranks: on average a quarter of the call sooner).
   const uint32_t w = ch.take_window();
+  for (int k = 2; k < n; ++k) ch.take_window();
+  const uint32_t last = w + static_cast<uint32_t>(n - 1);
+  // The k-th rank the root reads (from 1): the others in order after it.
+  auto position = [&](int s) { return static_cast<uint32_t>((s - root + n) % n); };
   bool all = false;
   co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   if (all && me == root) {
     auto *recv = static_cast<char *>(args.recvbuf);
-    for (int s = 0; s < n; ++s)
-      if (s != me)
-        copy_from(ch, s, in[s], 0, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
+    for (int k = 1; k < n; ++k) {
+      const int s = (root + k) % n;
+      copy_from(ch, s, in[s], 0, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
+      ch.publish(&PeerControl::done, w + static_cast<uint32_t>(k));
+    }
   }
-  ch.publish(&PeerControl::done, w + 1);
+  ch.publish(&PeerControl::done, last);
   if (!all) co_return;
   if (me == root) own.copy();
   if (me != root) {  // this rank's send buffer stays unchanged until the root has read it
-    co_await ctx.wait_flag(ch.flag(root, &PeerControl::done, w + 1, "copy this rank's block"));
-    ch.saw(root, w + 1);
+    const uint32_t mine = w + position(me);
+    co_await ctx.wait_flag(ch.flag(root, &PeerControl::done, mine, "copy this rank's block"));
+    ch.saw(root, mine);
   }
   count(ch, any_cma, res);
 }
