@@ -406,6 +406,15 @@ class Comm {
                                 static_cast<braid_op_t>(op), root, c_, &r));
     return Request(r);
   }
+  // In place at the root, as reduce(inout, op, root).
+  template <Buffer R>
+  [[nodiscard]] Request ireduce(R &&inout, Op op, int root) const {
+    braid_request_t r = nullptr;
+    detail::check(braid_ireduce(std::ranges::data(inout), std::ranges::data(inout),
+                                std::ranges::size(inout), dtype_of<elem<R>>::value,
+                                static_cast<braid_op_t>(op), root, c_, &r));
+    return Request(r);
+  }
   template <Buffer In, Buffer Out>
   [[nodiscard]] Request iallgatherv(const In &in, Out &&out, const std::vector<std::size_t> &counts,
                                     const std::vector<std::size_t> &displs) const {
@@ -461,6 +470,15 @@ class Comm {
     braid_request_t r = nullptr;
     detail::check(braid_ialltoall(std::ranges::data(in), std::ranges::data(out), block,
                                   dtype_of<elem<In>>::value, c_, &r));
+    return Request(r);
+  }
+  // In place, as alltoall(inout).
+  template <Buffer R>
+  [[nodiscard]] Request ialltoall(R &&inout) const {
+    const std::size_t block = block_of(std::ranges::size(inout), "ialltoall");
+    braid_request_t r = nullptr;
+    detail::check(braid_ialltoall(std::ranges::data(inout), std::ranges::data(inout), block,
+                                  dtype_of<elem<R>>::value, c_, &r));
     return Request(r);
   }
 

@@ -184,6 +184,18 @@ TEST(CppApi, TypedFormsOfTheWholeSet) {
     for (size_t j = 0; j < un; ++j) EXPECT_EQ(gout[j], static_cast<int16_t>(j));
   }
   EXPECT_EQ(sout[0], static_cast<int16_t>(rank() * 3));
+  // The in-place non-blocking forms, as their blocking twins.
+  std::vector<int32_t> rio(4, rank() + 1), aio(un);
+  for (size_t j = 0; j < un; ++j) aio[j] = rank() * 100 + static_cast<int>(j);
+  {
+    braid::Request q1 = c.ireduce(rio, braid::Op::sum, 0);
+    braid::Request q2 = c.ialltoall(aio);
+  }
+  if (rank() == 0) {
+    EXPECT_EQ(rio, std::vector<int32_t>(4, n * (n + 1) / 2));
+  }
+  for (size_t j = 0; j < un; ++j)
+    EXPECT_EQ(aio[j], static_cast<int32_t>(j) * 100 + rank()) << "from " << j;
   // Sizes that cannot be right are refused before anything is sent.
   std::vector<float> wrong(2 * un + 1);
   try {
