@@ -119,13 +119,14 @@ void agree_on_model(Bootstrap &bootstrap, const ModelRequest &request,
       fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_SELECTION differs between ranks: rank ", r,
            " chooses by ", got[r].use_model ? "the model" : "the rules", ", rank ",
            bootstrap.rank(), " by ", sent.use_model ? "the model" : "the rules");
-  for (size_t r = 0; r < got.size(); ++r)
-    for (size_t k = 0; k < coll::kKindCount; ++k)
-      if (got[r].overrides[k] != sent.overrides[k]) {
+  // Against rank 0's, so that every rank words the failure alike.
+  for (size_t k = 0; k < coll::kKindCount; ++k)
+    for (size_t r = 1; r < got.size(); ++r)
+      if (got[r].overrides[k] != got[0].overrides[k]) {
         const auto kind = static_cast<coll::CollKind>(k);
         fail(BRAID_ERR_INVALID_ARGUMENT, coll::kind_info(kind).override_var,
-             " differs between ranks: rank ", r, " forces ", override_name(got[r].overrides[k]),
-             ", rank ", bootstrap.rank(), " ", override_name(sent.overrides[k]),
+             " differs between ranks: rank 0 forces ", override_name(got[0].overrides[k]),
+             ", rank ", r, " ", override_name(got[r].overrides[k]),
              " (every rank must force the same algorithm, or none)");
       }
   if (!request.use_model) {

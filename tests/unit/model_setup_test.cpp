@@ -100,17 +100,15 @@ TEST(ModelSetup, RanksThatForceDifferentAlgorithmsAreNamed) {
     agree_on_model(*b, ModelRequest{}, t, 0, 0);
     return std::string("agreed");
   });
+  // Worded alike on every rank.
   for (int r = 0; r < 3; ++r) {
     EXPECT_FALSE(outcomes[r].ok) << r;
     EXPECT_EQ(outcomes[r].code, BRAID_ERR_INVALID_ARGUMENT) << r;
-    EXPECT_NE(outcomes[r].message.find("BRAID_ALLREDUCE_ALGO differs between ranks"),
+    EXPECT_NE(outcomes[r].message.find("BRAID_ALLREDUCE_ALGO differs between ranks: rank 0 "
+                                       "forces none, rank 2 'ring'"),
               std::string::npos)
         << r << ": " << outcomes[r].message;
   }
-  EXPECT_NE(outcomes[0].message.find("rank 2 forces 'ring', rank 0 none"), std::string::npos)
-      << outcomes[0].message;
-  EXPECT_NE(outcomes[2].message.find("rank 0 forces none, rank 2 'ring'"), std::string::npos)
-      << outcomes[2].message;
 }
 
 TEST(ModelSetup, TheSameForcedAlgorithmsAgree) {
