@@ -297,10 +297,11 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
     for (int k = 1; k < n; ++k) {
       const int s = (root + k) % n;
       copy_from(ch, s, in[s], 0, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
-      ch.publish(&PeerControl::done, w + static_cast<uint32_t>(k));
+      ch.publish(&PeerControl::done, w + static_cast<uint32_t>(k));  // k = n - 1: `last`
     }
+  } else {
+    ch.publish(&PeerControl::done, last);
   }
-  ch.publish(&PeerControl::done, last);
   if (!all) co_return;
   if (me == root) own.copy();
   if (me != root) {  // this rank's send buffer stays unchanged until the root has read it

@@ -96,9 +96,10 @@ void agree_on_model(Bootstrap &bootstrap, const ModelRequest &request,
     uint32_t pad = 0;  // every byte on the wire is set
     double net_latency_us = 0;
     double net_gbps = 0;
-    // BRAID_<KIND>_ALGO per kind: the index in all_algorithms(), kNone when not forced. Ranks
-    // that force different algorithms exchange messages that never match: a hang until
-    // BRAID_TIMEOUT where no control plane diagnoses it.
+    // BRAID_<KIND>_ALGO per kind: the index in all_algorithms(), kNone when not forced (the
+    // slots past the kinds stay 0 and are never compared). Ranks that force different
+    // algorithms exchange messages that never match: a hang until BRAID_TIMEOUT where no
+    // control plane diagnoses it.
     std::array<uint16_t, kOverrideSlots> overrides{};
   };
   static_assert(sizeof(WireProfile) == 4 * 4 + 6 * 8 + 48 + 32, "no padding goes on the wire");
@@ -109,7 +110,6 @@ void agree_on_model(Bootstrap &bootstrap, const ModelRequest &request,
   sent.net_gbps = net_gbps;
   for (size_t k = 0; k < coll::kKindCount; ++k)
     sent.overrides[k] = override_index(selection.override_of(static_cast<coll::CollKind>(k)));
-  for (size_t k = coll::kKindCount; k < kOverrideSlots; ++k) sent.overrides[k] = kNone;
   static_assert(sizeof(Sent) == sizeof(WireProfile) + 8 + 16 + 2 * kOverrideSlots,
                 "no padding goes on the wire");
   std::vector<Sent> got(static_cast<size_t>(bootstrap.size()));
