@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -24,6 +25,9 @@ namespace braid::coll {
 using OpId = size_t;
 class NodeChannel;
 
+// What a peer copies before a wait counts as long: 1 MiB takes it about 100 us at CMA's rate.
+constexpr size_t kLongWaitBytes = size_t{1} << 20;
+
 // A wait on a 32-bit counter in node-local shared memory (or in this process): done once the
 // counter has reached `target` (compared modulo 2^32, so counters may wrap).
 struct FlagWait {
@@ -33,6 +37,9 @@ struct FlagWait {
   int pid = 0;                                // its process (checked for exit while waiting), or 0
   std::atomic<uint32_t> *sleepers = nullptr;  // where a futex sleeper announces itself, or null
   const char *what = "";                      // for errors: what the peer has not done yet
+  // The peer has much to copy first (kLongWaitBytes or more): a rank that shares its core
+  // sleeps at once instead of yielding (Scheduler::wait).
+  bool long_wait = false;
   bool reached() const {
     return static_cast<int32_t>(word->load(std::memory_order_acquire) - target) >= 0;
   }

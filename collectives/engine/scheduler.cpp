@@ -361,12 +361,21 @@ void Scheduler::wait(Collective &c) {
     const auto idle = now - idle_since;
     if (idle < spin_for) continue;
     if (idle_hook_) idle_hook_();
-    if (idle < kYieldFor) {
+    // Where ranks share cores, yielding through a long wait takes the core from the rank that
+    // is copying (4 ranks on 2 cores, 32 MiB gather: 17,000 sched_yield calls a call, and the
+    // root got a quarter of a core); sleeping hands it over (1.2-2.3x faster side by side).
+    if (idle < kYieldFor && !(oversubscribed_ && long_wait(c))) {
       sched_yield();
       continue;
     }
     sleep(sleeper);
   }
+}
+
+bool Scheduler::long_wait(const Collective &c) const {
+  // Only the one collective in flight: a sleep on its flag would hold up the others' progress.
+  const FlagWait *f = c.blocked_on_flag();
+  return f != nullptr && f->long_wait && f->sleepers != nullptr && active_.size() == 1;
 }
 
 void Scheduler::sleep(Sleeper &sleeper) {

@@ -87,6 +87,8 @@ class Scheduler {
   // waits on one (`sleeper` stays announced to its owner until wait makes progress), else on
   // the transport.
   void sleep(Sleeper &sleeper);
+  // Whether `c`, the only collective in flight, waits on a flag marked long (FlagWait).
+  bool long_wait(const Collective &c) const;
 
   detail::Transport &transport_;
   int rank_;

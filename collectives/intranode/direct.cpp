@@ -306,7 +306,11 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
   if (me == root) own.copy();
   if (me != root) {  // this rank's send buffer stays unchanged until the root has read it
     const uint32_t mine = w + position(me);
-    co_await ctx.wait_flag(ch.flag(root, &PeerControl::done, mine, "copy this rank's block"));
+    // The root reads position(me) blocks first: from a MiB that is long enough to sleep
+    // through where ranks share cores (Scheduler::wait), instead of yielding the root's core.
+    FlagWait f = ch.flag(root, &PeerControl::done, mine, "copy this rank's block");
+    f.long_wait = block * position(me) >= kLongWaitBytes;
+    co_await ctx.wait_flag(f);
     ch.saw(root, mine);
   }
   count(ch, any_cma, res);
