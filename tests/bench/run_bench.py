@@ -132,6 +132,7 @@ def main():
                    "rewritten before every call (braid-bench --touch)")
     p.add_argument("--algorithms-match-trace", action="store_true")
     p.add_argument("--zero-copy-from", type=int)
+    p.add_argument("--algorithm", help="every row's algorithm column says this")
     p.add_argument("command", nargs=argparse.REMAINDER)
     args = p.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -165,6 +166,14 @@ def main():
         if doc is None:
             fail("--algorithms-match-trace needs --json")
         check_algorithms(doc, proc.stderr)
+    if args.algorithm is not None:
+        if doc is None:
+            fail("--algorithm needs --json")
+        for row in doc["rows"]:
+            if row["algorithm"] != args.algorithm:
+                fail(f"{row['bytes']} bytes: algorithm '{row['algorithm']}', expected "
+                     f"'{args.algorithm}'")
+        print(f"run_bench.py: every row ran {args.algorithm}")
     if args.zero_copy_from is not None:
         if doc is None:
             fail("--zero-copy-from needs --json")

@@ -391,11 +391,19 @@ void connect_and_send(int port, const std::string &bytes) {
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  for (int i = 0; i < 200 && connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0; ++i) {
+  // Rank 0 may take seconds to start under a sanitizer: retry for up to 15 s (its job's
+  // BRAID_TIMEOUT is 20), and say so if it never listened instead of sending into nothing.
+  bool connected = false;
+  for (int i = 0; i < 750; ++i) {
+    if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0) {
+      connected = true;
+      break;
+    }
     close(fd);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     fd = socket(AF_INET, SOCK_STREAM, 0);
   }
+  EXPECT_TRUE(connected) << "rank 0 never listened on port " << port;
   [[maybe_unused]] ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   char reply;
   [[maybe_unused]] ssize_t m = recv(fd, &reply, 1, 0);  // the refusal byte, or EOF

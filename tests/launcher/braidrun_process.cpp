@@ -183,7 +183,14 @@ std::vector<std::string> rank_files(const TempDir &dir, const std::string &stem,
 }
 
 pid_t read_pid(const std::string &path) {
-  return std::stoi(read_file(path));
+  // The shell creates the file before it writes the line: wait for the whole line (5 s at most).
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  std::string text = read_file(path);
+  while ((text.empty() || text.back() != '\n') && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+    text = read_file(path);
+  }
+  return std::stoi(text);
 }
 
 bool process_group_gone(pid_t group, std::chrono::milliseconds limit) {

@@ -83,7 +83,7 @@ TEST(Supervision, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
   ASSERT_TRUE(result.exited);
   EXPECT_EQ(result.exit_code, 5);
   EXPECT_GE(result.elapsed, 2500ms);
-  EXPECT_LT(result.elapsed, 8s);
+  EXPECT_LT(result.elapsed, 15s);  // a hang guard, with room for a loaded machine (ASan in CI)
   EXPECT_NE(result.err.find("braidrun: rank 0 (pid "), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("sending SIGKILL"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("rank 1 (signal 9)"), std::string::npos) << result.err;
@@ -102,7 +102,7 @@ void expect_signal_forwarded(int signal, const std::string &name, const std::str
   const auto sent = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(braidrun.pid(), signal), 0);
   const RunResult result = braidrun.wait();
-  EXPECT_LT(std::chrono::steady_clock::now() - sent, 3s);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 10s);  // not the 60 s of the ranks' loop
   ASSERT_TRUE(result.exited);
   // Every rank handled the signal and exited 0, so the job succeeded.
   EXPECT_EQ(result.exit_code, 0) << result.err;
@@ -152,7 +152,7 @@ TEST(Supervision, ForwardedSignalIsFollowedBySigkillAfterFiveSeconds) {
   const RunResult result = braidrun.wait();
   const auto waited = std::chrono::steady_clock::now() - sent;
   EXPECT_GE(waited, 4500ms);
-  EXPECT_LT(waited, 8s);
+  EXPECT_LT(waited, 15s);  // not the 60 s of the ranks' sleep
   ASSERT_TRUE(result.exited);
   EXPECT_EQ(result.exit_code, 137);
   EXPECT_NE(result.err.find("killed by signal 9 (Killed)"), std::string::npos) << result.err;

@@ -32,7 +32,7 @@ TEST(BootstrapFailure, RankZeroUnreachableFailsWithinTheTimeout) {
   }
   double took = seconds_since(start);
   EXPECT_GT(took, 0.45);
-  EXPECT_LT(took, 1.0);
+  EXPECT_LT(took, 3.0);  // the timeout ended it, with room for a loaded machine (TSan in CI)
 }
 
 TEST(BootstrapFailure, RankZeroCannotListen) {
@@ -59,7 +59,7 @@ TEST(BootstrapFailure, FormationTimeoutNamesTheRanksThatNeverConnected) {
     make_tcp_bootstrap(config(rank, 4, port, "k", 0.5));
     return std::string();
   });
-  EXPECT_LT(seconds_since(start), 1.5);
+  EXPECT_LT(seconds_since(start), 3.0);
   const std::string reason =
       cat("timed out after 0.5 s waiting for ranks 2, 3 to connect to 127.0.0.1:", port);
   EXPECT_EQ(outcomes[0].code, BRAID_ERR_BOOTSTRAP);
@@ -76,13 +76,13 @@ TEST(BootstrapFailure, RankZeroDyingWhileTheJobFormsIsReportedPromptly) {
   auto outcomes = run_forked(2, [&](int rank) {
     if (rank == 0)
       std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1000));
         raise(SIGKILL);
       }).detach();
-    make_tcp_bootstrap(config(rank, 3, port, "k", 3.0));
+    make_tcp_bootstrap(config(rank, 3, port, "k", 10.0));
     return std::string("formed");
   });
-  EXPECT_LT(seconds_since(start), 1.5);  // through EOF, not rank 1's own timeout
+  EXPECT_LT(seconds_since(start), 5.0);  // through EOF, not rank 1's own timeout (10 s)
   EXPECT_FALSE(outcomes[0].ran);
   ASSERT_TRUE(outcomes[1].ran);
   EXPECT_EQ(outcomes[1].code, BRAID_ERR_BOOTSTRAP);
@@ -95,7 +95,7 @@ TEST(BootstrapFailure, RankZeroDyingWhileTheJobFormsIsReportedPromptly) {
 std::vector<Outcome> kill_after_forming(int size, int victim) {
   const uint16_t port = free_port();
   return run_forked(size, [&](int rank) {
-    auto b = make_tcp_bootstrap(config(rank, size, port, "k", 2.0));
+    auto b = make_tcp_bootstrap(config(rank, size, port, "k", 10.0));
     if (rank == victim) raise(SIGKILL);
     int in = rank;
     std::vector<int> out(size);
@@ -107,7 +107,7 @@ std::vector<Outcome> kill_after_forming(int size, int victim) {
 TEST(BootstrapFailure, RankThatDiesAfterFormingIsNamedByEveryone) {
   auto start = Clock::now();
   auto outcomes = kill_after_forming(4, 2);
-  EXPECT_LT(seconds_since(start), 1.5);  // noticed through EOF, not a timeout
+  EXPECT_LT(seconds_since(start), 5.0);  // noticed through EOF, not a timeout (10 s)
   EXPECT_FALSE(outcomes[2].ran);
   for (int r : {0, 1, 3}) {
     ASSERT_TRUE(outcomes[r].ran) << "rank " << r;
@@ -121,7 +121,7 @@ TEST(BootstrapFailure, RankThatDiesAfterFormingIsNamedByEveryone) {
 TEST(BootstrapFailure, RankZeroDyingIsNamedByEveryone) {
   auto start = Clock::now();
   auto outcomes = kill_after_forming(3, 0);
-  EXPECT_LT(seconds_since(start), 1.5);
+  EXPECT_LT(seconds_since(start), 5.0);
   EXPECT_FALSE(outcomes[0].ran);
   for (int r : {1, 2}) {
     ASSERT_TRUE(outcomes[r].ran) << "rank " << r << " died (SIGPIPE?)";
@@ -138,7 +138,7 @@ TEST(BootstrapFailure, RankThatNeverCallsAllgatherIsNamedInTheTimeout) {
     auto b = make_tcp_bootstrap(config(rank, 3, port, "k", 0.5));
     int in = rank, out[3];
     // Rank 2 turns up only after everyone else has given up on it.
-    if (rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    if (rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
     std::string first;
     try {
       b->allgather(&in, out, sizeof in);
@@ -153,7 +153,7 @@ TEST(BootstrapFailure, RankThatNeverCallsAllgatherIsNamedInTheTimeout) {
       return cat(first, " | ", f.code(), ": ", f.message());
     }
   });
-  EXPECT_LT(seconds_since(start), 2.5);
+  EXPECT_LT(seconds_since(start), 6.0);
   const std::string expected =
       cat(BRAID_ERR_TIMEOUT, ": bootstrap allgather: timed out after 0.5 s waiting for rank 2");
   const std::string later =
@@ -172,7 +172,7 @@ TEST(BootstrapFailure, RankZeroNeverCallingIsNamedAfterTheGrace) {
   auto outcomes = run_threads(3, [&](int rank) {
     auto b = make_tcp_bootstrap(config(rank, 3, port, "k", 0.4));
     if (rank == 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
       return std::string();
     }
     int in = rank, out[3];
