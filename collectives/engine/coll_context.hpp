@@ -106,6 +106,13 @@ class CollContext {
   // per pipeline segment) use distinct tags. Steps wrap at 16 bits; where they collide the
   // transports' ordered matching (same peer and tag: posting order) still pairs them right.
   void set_step_base(uint32_t base) { step_base_ = base; }
+  // Whether the suspended algorithm, not split in branches, waits on one flag marked long
+  // (FlagWait::long_wait) whose owner wakes sleepers.
+  bool blocked_long() const {
+    const FlagWait &f = waits_[0].flag;
+    return !branched_ && waits_[0].handle && f.word != nullptr && f.long_wait &&
+           f.sleepers != nullptr && !has_messages();
+  }
   // What the suspended algorithm waits for when it waits on a flag, else null (the scheduler
   // sleeps on it); with two branches, preferably a flag another rank will advance.
   const FlagWait *blocked_on_flag() const {

@@ -60,6 +60,8 @@ class Collective {
   // What the algorithm is blocked on, for the scheduler's choice of how to sleep.
   const FlagWait *blocked_on_flag() const { return finished_ ? nullptr : ctx_.blocked_on_flag(); }
   bool has_messages() const { return !finished_ && ctx_.has_messages(); }
+  // Whether it waits on nothing but one flag marked long that a sleeper can wait on.
+  bool blocked_long() const { return !finished_ && ctx_.blocked_long(); }
 
  private:
   void finish(braid_result_t result, std::string message, int failed_peer = -1);

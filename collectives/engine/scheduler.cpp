@@ -374,8 +374,8 @@ void Scheduler::wait(Collective &c) {
 
 bool Scheduler::long_wait(const Collective &c) const {
   // Only the one collective in flight: a sleep on its flag would hold up the others' progress.
-  const FlagWait *f = c.blocked_on_flag();
-  return f != nullptr && f->long_wait && f->sleepers != nullptr && active_.size() == 1;
+  if (!c.blocked_long() || active_.size() != 1) return false;
+  return !others_ || !others_();
 }
 
 void Scheduler::sleep(Sleeper &sleeper) {

@@ -45,6 +45,9 @@ class Scheduler {
   // Called while a wait is idle, so that collectives of other communicators of this process
   // progress too (a peer may need them before it can serve the one waited for).
   void set_idle_hook(std::function<void()> hook) { idle_hook_ = std::move(hook); }
+  // Whether other communicators may have collectives that only this thread's idle hook drives:
+  // a long wait then yields as any wait (a sleep slice would hold them up).
+  void set_others_hook(std::function<bool()> others) { others_ = std::move(others); }
 
   // Starts a collective: its first step runs now. `seq` is the communicator's sequence number
   // of this call, which all ranks agree on because they call collectives in the same order.
@@ -87,7 +90,8 @@ class Scheduler {
   // waits on one (`sleeper` stays announced to its owner until wait makes progress), else on
   // the transport.
   void sleep(Sleeper &sleeper);
-  // Whether `c`, the only collective in flight, waits on a flag marked long (FlagWait).
+  // Whether `c`, the only collective in flight here or on another communicator, waits on
+  // nothing but a flag marked long (FlagWait::long_wait).
   bool long_wait(const Collective &c) const;
 
   detail::Transport &transport_;
@@ -131,6 +135,7 @@ class Scheduler {
   const int *members_;
   uint64_t context_part_;
   std::function<void()> idle_hook_;
+  std::function<bool()> others_;
   unsigned passes_ = 0;
   ScratchPool scratch_;  // declared before active_: outlives the collectives using it
   std::vector<std::shared_ptr<Collective>> active_;

@@ -165,6 +165,7 @@ Comm::Comm(Process &p, std::vector<int> members_, int rank_, uint32_t context_, 
     if (process.others_alive()) process.progress_others(this);
     run_idle_callback();
   });
+  scheduler->set_others_hook([this] { return process.others_alive(); });
 }
 
 Comm::~Comm() {

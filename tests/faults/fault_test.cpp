@@ -404,6 +404,10 @@ void connect_and_send(int port, const std::string &bytes) {
     fd = socket(AF_INET, SOCK_STREAM, 0);
   }
   EXPECT_TRUE(connected) << "rank 0 never listened on port " << port;
+  if (!connected) {
+    close(fd);
+    return;
+  }
   [[maybe_unused]] ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   char reply;
   [[maybe_unused]] ssize_t m = recv(fd, &reply, 1, 0);  // the refusal byte, or EOF

@@ -102,7 +102,9 @@ void expect_signal_forwarded(int signal, const std::string &name, const std::str
   const auto sent = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(braidrun.pid(), signal), 0);
   const RunResult result = braidrun.wait();
-  EXPECT_LT(std::chrono::steady_clock::now() - sent, 10s);  // not the 60 s of the ranks' loop
+  // The ranks exit on the signal itself (their loop never ends): well before braidrun's 5 s
+  // grace would SIGKILL them, with room for a loaded machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 4500ms);
   ASSERT_TRUE(result.exited);
   // Every rank handled the signal and exited 0, so the job succeeded.
   EXPECT_EQ(result.exit_code, 0) << result.err;
@@ -152,7 +154,7 @@ TEST(Supervision, ForwardedSignalIsFollowedBySigkillAfterFiveSeconds) {
   const RunResult result = braidrun.wait();
   const auto waited = std::chrono::steady_clock::now() - sent;
   EXPECT_GE(waited, 4500ms);
-  EXPECT_LT(waited, 15s);  // not the 60 s of the ranks' sleep
+  EXPECT_LT(waited, 9s);  // braidrun's timer, with room for a loaded machine
   ASSERT_TRUE(result.exited);
   EXPECT_EQ(result.exit_code, 137);
   EXPECT_NE(result.err.find("killed by signal 9 (Killed)"), std::string::npos) << result.err;
