@@ -109,9 +109,8 @@ class CollContext {
   // Whether the suspended algorithm, not split in branches, waits on one flag marked long
   // (FlagWait::long_wait) whose owner wakes sleepers.
   bool blocked_long() const {
-    const FlagWait &f = waits_[0].flag;
-    return !branched_ && waits_[0].handle && f.word != nullptr && f.long_wait &&
-           f.sleepers != nullptr && !has_messages();
+    const FlagWait *f = branched_ ? nullptr : blocked_on_flag();
+    return f != nullptr && f->long_wait && f->sleepers != nullptr && !has_messages();
   }
   // What the suspended algorithm waits for when it waits on a flag, else null (the scheduler
   // sleeps on it); with two branches, preferably a flag another rank will advance.
