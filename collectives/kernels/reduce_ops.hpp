@@ -36,6 +36,10 @@ struct Float16 {
   using Compute = float;
   BRAID_REDUCE_INLINE static Compute load(Storage x) { return half_to_float(x); }
   BRAID_REDUCE_INLINE static Storage store(Compute x) { return float_to_half(x); }
+  // A NaN, by its bits, and what a float sum or product with it on the left gives back once
+  // rounded: itself with the quiet bit set (see NanLeft).
+  BRAID_REDUCE_INLINE static bool is_nan(Storage x) { return (uint32_t{x} & 0x7fffu) > 0x7c00u; }
+  BRAID_REDUCE_INLINE static uint32_t quieted(Storage x) { return uint32_t{x} | 0x0200u; }
 };
 
 struct BFloat16 {
@@ -43,17 +47,38 @@ struct BFloat16 {
   using Compute = float;
   BRAID_REDUCE_INLINE static Compute load(Storage x) { return bfloat16_to_float(x); }
   BRAID_REDUCE_INLINE static Storage store(Compute x) { return float_to_bfloat16(x); }
+  BRAID_REDUCE_INLINE static bool is_nan(Storage x) { return (uint32_t{x} & 0x7fffu) > 0x7f80u; }
+  BRAID_REDUCE_INLINE static uint32_t quieted(Storage x) { return uint32_t{x} | 0x0040u; }
 };
 
 // ---- Operations on the Compute type. ----
 
-// Integer sum/prod are computed in the unsigned type: wraparound is defined there, signed
-// overflow would be UB, and converting back to the signed type is modular since C++20. (int8 and
-// uint8 promote to int, where the sum or product of two bytes cannot overflow.)
+// Integer sum/prod are computed in an unsigned type at least as wide as unsigned int:
+// wraparound is defined there, signed overflow would be UB, and converting back to the signed
+// type is modular since C++20. (The unsigned 8- and 16-bit types themselves would promote to
+// int, where 65535 * 65535 overflows.)
 template <typename T>
-using Wrap = std::make_unsigned_t<T>;
+using Wrap = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
 
-struct Sum {
+// Floating sum/prod: where both operands are NaN, the hardware returns the payload of whichever
+// the compiler put first, and it orders a commutative operation as it likes, differently in
+// each loop of a kernel (recursive doubling's two partners run different loops, so ranks
+// disagreed on the sign of a NaN). So a NaN left operand wins, quieted: `apply` combines it with
+// itself (a select picks the second operand); with the left one not a NaN there is one NaN
+// payload at most to return. float16 and bfloat16 make the same choice on their bits instead
+// (combine): a select in float between their conversions cost them 6x.
+template <typename Plain>
+struct NanLeft {
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>)
+      return Plain::apply(a, b);
+    else
+      return Plain::apply(a, a != a ? a : b);
+  }
+};
+
+struct PlainSum {
   template <typename T>
   BRAID_REDUCE_INLINE static T apply(T a, T b) {
     if constexpr (std::is_integral_v<T>)
@@ -63,7 +88,7 @@ struct Sum {
   }
 };
 
-struct Prod {
+struct PlainProd {
   template <typename T>
   BRAID_REDUCE_INLINE static T apply(T a, T b) {
     if constexpr (std::is_integral_v<T>)
@@ -71,6 +96,13 @@ struct Prod {
     else
       return a * b;
   }
+};
+
+struct Sum : NanLeft<PlainSum> {
+  using Plain = PlainSum;
+};
+struct Prod : NanLeft<PlainProd> {
+  using Plain = PlainProd;
 };
 
 // Sign bit of a float/double via its bit pattern: plain integer code the vectorizer handles.
@@ -149,11 +181,21 @@ struct LXor {
   }
 };
 
-// One element: load both operands, apply the op, store the result.
+// One element: load both operands, apply the op, store the result. Half-precision sums and
+// products pick a NaN left operand on its bits (NanLeft).
 template <typename E, typename Op>
 BRAID_REDUCE_INLINE typename E::Storage combine(typename E::Storage left,
                                                 typename E::Storage right) {
-  return E::store(Op::apply(E::load(left), E::load(right)));
+  if constexpr (requires { E::is_nan(left); } &&
+                (std::is_same_v<Op, Sum> || std::is_same_v<Op, Prod>)) {
+    // In 32 bits with a mask, like the conversions' own selects: a 16-bit ?: kept the loop
+    // from vectorizing (9x slower).
+    const uint32_t r = E::store(Op::Plain::apply(E::load(left), E::load(right)));
+    return static_cast<typename E::Storage>(
+        half_detail::blend(E::is_nan(left), E::quieted(left), r));
+  } else {
+    return E::store(Op::apply(E::load(left), E::load(right)));
+  }
 }
 
 }  // namespace braid::coll::reduce_detail

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "error.hpp"
@@ -18,7 +19,8 @@ namespace {
 
 template <typename T>
 T scalar(braid_op_t op, T a, T b) {
-  using W = std::make_unsigned_t<T>;
+  // At least unsigned int: the 16-bit types would promote to int, where products overflow.
+  using W = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
   switch (op) {
     case BRAID_SUM:
     case BRAID_AVG:

@@ -42,6 +42,12 @@ TEST(ReduceKernels, IntegerOverflowWraps) {
   expect_all<int8_t>(run<int8_t>(BRAID_INT8, BRAID_PROD, 16, 16), 0);
   expect_all<uint8_t>(run<uint8_t>(BRAID_UINT8, BRAID_SUM, 200, 100), 44);
   expect_all<uint8_t>(run<uint8_t>(BRAID_UINT8, BRAID_PROD, 255, 255), 1);
+  // 16-bit products leave int's range on the way (65535 * 65535): wrapped, not undefined (the
+  // sanitizer job checks there is no signed overflow).
+  expect_all<uint16_t>(run<uint16_t>(BRAID_UINT16, BRAID_PROD, 65535, 65535), 1);
+  expect_all<int16_t>(run<int16_t>(BRAID_INT16, BRAID_PROD, -32768, -1), -32768);
+  expect_all<int16_t>(run<int16_t>(BRAID_INT16, BRAID_PROD, -32768, -32768), 0);
+  expect_all<uint16_t>(run<uint16_t>(BRAID_UINT16, BRAID_SUM, 65535, 2), 1);
   constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
   constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max();
   expect_all<int32_t>(run<int32_t>(BRAID_INT32, BRAID_SUM, kMax32, 1), kMin32);
