@@ -68,6 +68,8 @@ typedef enum braid_op {
   BRAID_PROD,
   BRAID_MIN,
   BRAID_MAX,
+  /* BRAID_AVG: the sum is formed in the dtype itself, as BRAID_SUM's (integers wrap around,
+   * floats may overflow to infinity), then divided once by the communicator's size. */
   BRAID_AVG, /* sum / size; integer dtypes: truncated toward zero */
   BRAID_BAND,
   BRAID_BOR,
