@@ -57,6 +57,32 @@ rdma_conn_param conn_param(const Context *ctx, const Conn &conn, const Hello *he
   return p;
 }
 
+// The RNR NAK timer this side asks a sender to wait before it retries a message that found no
+// receive posted: 12 encodes 0.64 ms (InfiniBand's table). rdma_cm leaves the kernel's 0, which
+// encodes the longest wait, 655 ms, a stall per retry wherever a shared receive queue runs dry
+// under a burst (shared classes have no credits; per-peer ones never see RNR). Set once the QP
+// is established: rdma_cm drives it to RTS itself, and RTS to RTS may change the timer.
+constexpr uint8_t kMinRnrTimer = 12;
+
+void shorten_rnr_timer(Context *ctx, const Conn &conn) {
+  ++ctx->counters.qps;
+  ibv_qp_attr attr{};
+  attr.min_rnr_timer = kMinRnrTimer;
+  if (int rc = ibv_modify_qp(conn.qp, &attr, IBV_QP_MIN_RNR_TIMER); rc != 0) {
+    ctx->logf(1,
+              "verbs: rank %d: the RNR NAK timer of the QP to rank %d (class %u) stays at "
+              "655 ms: ibv_modify_qp: %s",
+              ctx->rank, conn.peer, conn.klass, std::strerror(rc));
+    return;
+  }
+  // Counted as the device reports it back, for the tests.
+  ibv_qp_attr now{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(conn.qp, &now, IBV_QP_MIN_RNR_TIMER, &init) == 0 &&
+      now.min_rnr_timer == kMinRnrTimer)
+    ++ctx->counters.short_rnr_timer_qps;
+}
+
 int create_qp(Context *ctx, Conn &conn, rdma_cm_id *id) {
   if (id->verbs != ctx->verbs)
     return ctx->error(BRAID_ERR_TRANSPORT,
@@ -172,6 +198,7 @@ int on_connect_request(Setup &s, rdma_cm_event *ev) {
   int rc = create_qp(ctx, conn, ev->id);
   if (rc != BRAID_SUCCESS) {
     rdma_reject(ev->id, nullptr, 0);
+    s.rejected = ev->id;  // destroyed once the event is acknowledged, as any rejected request
     return rc;
   }
   Hello reply = hello_for(s, conn);
@@ -209,7 +236,10 @@ int on_event(Setup &s, rdma_cm_event *ev) {
       return BRAID_SUCCESS;
     }
     case RDMA_CM_EVENT_ESTABLISHED:
-      if (!conn.established) ++s.established;
+      if (!conn.established) {
+        ++s.established;
+        shorten_rnr_timer(ctx, conn);
+      }
       conn.established = true;
       return BRAID_SUCCESS;
     default:

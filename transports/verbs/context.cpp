@@ -60,6 +60,12 @@ void fail_peer(Context *ctx, int peer, int code, const std::string &text) {
   }
 }
 
+void fail_peer_after(Context *ctx, int peer, int code, const char *fallback) {
+  const std::string text = ctx->err != nullptr && ctx->err[0] != '\0' ? ctx->err : fallback;
+  ctx->logf(0, "%s", text.c_str());
+  fail_peer(ctx, peer, code, text);
+}
+
 namespace {
 
 int open_device(Context *ctx) {
@@ -230,13 +236,15 @@ void context_destroy(Context *ctx) {
   ctx->finalizing = true;
   for (Conn &c : ctx->conns)
     if (c.id != nullptr && c.established) rdma_disconnect(c.id);
-  for (size_t i = 0; i < ctx->requests.size(); ++i)
-    release_transient(ctx->requests.at(static_cast<uint32_t>(i)));
   for (Conn &c : ctx->conns) {
     if (c.id == nullptr) continue;
     if (c.qp != nullptr) rdma_destroy_qp(c.id);
     rdma_destroy_id(c.id);
   }
+  // After the QPs are gone: rdma_disconnect only moves them to the error state, where a READ
+  // or send posted from a user buffer may still be flushing (nobody polls its completion now).
+  for (size_t i = 0; i < ctx->requests.size(); ++i)
+    release_transient(ctx->requests.at(static_cast<uint32_t>(i)));
   classes_destroy(ctx);
   // Every CQ event taken was acknowledged at once, so ibv_destroy_cq cannot block.
   if (ctx->cq != nullptr) ibv_destroy_cq(ctx->cq);

@@ -51,6 +51,8 @@ struct Counters {
   // Eager messages sent without a header (wire.hpp, headerless_imm); also in eager_msgs.
   uint64_t headerless_msgs = 0;
   uint64_t headerless_fallbacks = 0;  // sent with a header to carry an owed cm_ack (send.cpp)
+  // Queue pairs established, and those whose RNR NAK timer was shortened (connect.cpp).
+  uint64_t qps = 0, short_rnr_timer_qps = 0;
 };
 
 // A registered block of buffers.
@@ -244,6 +246,10 @@ void context_destroy(Context *ctx);
 
 // Marks `peer` failed: its queued and posted requests fail with `code` and `text`.
 void fail_peer(Context *ctx, int peer, int code, const std::string &text);
+// fail_peer with the message the failing call left by ctx->error() (or `fallback` where the
+// caller gave no error buffer), logged: for a post to a queue pair that failed, after which
+// the peer's message order has a gap or its credits are wrong, so nothing more can pass.
+void fail_peer_after(Context *ctx, int peer, int code, const char *fallback);
 // Completes a request with an error (it is freed by test()).
 void fail_request(Context *ctx, Request *req, int code, const std::string &text);
 

@@ -17,12 +17,13 @@ constexpr uint32_t kSrqGrowthFactor = 4;  // an SRQ may grow to 4x its configure
 // provider stops at bad_wr, the WRs before it are posted; the rest is posted once more and a
 // second failure is an error naming the WR.
 int post_slots(Context *ctx, uint8_t k, ibv_qp *qp, uint32_t conn_index,
-               const std::vector<uint32_t> &slots) {
+               const std::vector<uint32_t> &slots, size_t *posted_count = nullptr) {
   ClassState &cls = ctx->classes[k];
   // On the stack: this runs after every received message, where an allocation is latency.
   std::array<ibv_recv_wr, kPostBatch> wrs;  // every field is set below before use
   std::array<ibv_sge, kPostBatch> sges;
   size_t done = 0;
+  if (posted_count != nullptr) *posted_count = 0;
   bool retried = false;
   while (done < slots.size()) {
     size_t n = std::min(slots.size() - done, kPostBatch);
@@ -45,6 +46,7 @@ int post_slots(Context *ctx, uint8_t k, ibv_qp *qp, uint32_t conn_index,
       posted = inside ? static_cast<size_t>(bad - wrs.data()) : 0;
     }
     done += posted;
+    if (posted_count != nullptr) *posted_count = done;
     ctx->counters.recvs_posted += posted;
     if (qp == nullptr) cls.srq_posted += static_cast<uint32_t>(posted);
     if (rc == 0) continue;
@@ -181,17 +183,28 @@ int flush_reposts(Context *ctx) {
     if (cls.srq == nullptr || cls.srq_repost.empty()) continue;
     // Posted from the list in place and cleared, not swapped out: the list keeps its capacity
     // and the next message's push_back does not allocate.
-    int rc = post_slots(ctx, static_cast<uint8_t>(k), nullptr, 0, cls.srq_repost);
-    cls.srq_repost.clear();
+    size_t posted = 0;
+    int rc = post_slots(ctx, static_cast<uint8_t>(k), nullptr, 0, cls.srq_repost, &posted);
+    // The buffers the provider did not take (from bad_wr on) stay listed for the next flush.
+    cls.srq_repost.erase(cls.srq_repost.begin(),
+                         cls.srq_repost.begin() + static_cast<std::ptrdiff_t>(posted));
     if (rc != BRAID_SUCCESS) return rc;
   }
   for (Conn &conn : ctx->conns) {
     if (conn.repost.empty()) continue;
-    bool failed = ctx->peers[static_cast<size_t>(conn.peer)].failed != 0;
-    int rc = failed ? BRAID_SUCCESS : post_slots(ctx, conn.klass, conn.qp, conn.index, conn.repost);
+    if (ctx->peers[static_cast<size_t>(conn.peer)].failed != 0) {
+      conn.repost.clear();
+      continue;
+    }
+    int rc = post_slots(ctx, conn.klass, conn.qp, conn.index, conn.repost);
     conn.repost.clear();
-    if (failed) continue;
-    if (rc != BRAID_SUCCESS) return rc;
+    if (rc != BRAID_SUCCESS) {
+      // The credits owed for these buffers cannot be returned: the peer would send into
+      // buffers that are not posted (RNR, fatal without retries). Only this peer's traffic is
+      // lost; the others carry on.
+      fail_peer_after(ctx, conn.peer, rc, "verbs: ibv_post_recv failed");
+      continue;
+    }
     conn.pending_return += conn.owed_return;
     conn.pending_cm_ack += conn.owed_cm_ack;
     conn.owed_return = 0;

@@ -131,8 +131,10 @@ int flush_reads(Context *ctx) {
     Request *req = ctx->requests.at(static_cast<uint32_t>(i));
     if (req->kind != ReqKind::Recv || req->state != ReqState::Reading) continue;
     if (req->reads_posted == req->reads_total) continue;
-    int rc = post_reads(ctx, req);
-    if (rc != BRAID_SUCCESS) return rc;
+    // A READ that cannot be posted fails this peer (its sender waits for a FIN that would never
+    // come), not the other requests' READs.
+    if (post_reads(ctx, req) != BRAID_SUCCESS)
+      fail_peer_after(ctx, req->peer, BRAID_ERR_TRANSPORT, "verbs: ibv_post_send of a READ failed");
   }
   return BRAID_SUCCESS;
 }

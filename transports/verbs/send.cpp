@@ -312,8 +312,13 @@ int send_now(Context *ctx, int peer, int klass, Outgoing out) {
 int flush_sends(Context *ctx) {
   for (Conn &conn : ctx->conns) {
     if (conn.qp == nullptr || ctx->peers[static_cast<size_t>(conn.peer)].failed != 0) continue;
+    // A post that fails ends this peer's traffic (its message stays at the front, so the
+    // connection could never drain), not the other connections' flushing.
     int rc = flush_conn(ctx, conn);
-    if (rc != BRAID_SUCCESS) return rc;
+    if (rc != BRAID_SUCCESS) {
+      fail_peer_after(ctx, conn.peer, rc, "verbs: ibv_post_send failed");
+      continue;
+    }
     // Credits normally ride on our next message. When half the peer's credits are owed and
     // nothing is about to carry them, send them explicitly. An idle connection never sends one
     // for cm_ack alone, so two idle peers cannot bounce credit messages forever.
@@ -328,7 +333,7 @@ int flush_sends(Context *ctx) {
       ack.type = MsgType::Credit;
       bool posted = false;
       rc = post_one(ctx, conn, ack, &posted);
-      if (rc != BRAID_SUCCESS) return rc;
+      if (rc != BRAID_SUCCESS) fail_peer_after(ctx, conn.peer, rc, "verbs: ibv_post_send failed");
       continue;
     }
     if (conn.pending_return == 0) continue;
@@ -350,7 +355,7 @@ int flush_sends(Context *ctx) {
     credit.type = MsgType::Credit;
     bool posted = false;
     rc = post_one(ctx, conn, credit, &posted);
-    if (rc != BRAID_SUCCESS) return rc;
+    if (rc != BRAID_SUCCESS) fail_peer_after(ctx, conn.peer, rc, "verbs: ibv_post_send failed");
   }
   return BRAID_SUCCESS;
 }

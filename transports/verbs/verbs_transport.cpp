@@ -129,6 +129,9 @@ int isend(braid_transport_ctx_t c, int peer, uint64_t tag, const void *buf, size
       }
       ++ps.next_send_msn;
       rc = send_now(ctx, peer, klass, std::move(o));
+      // The message's number is taken: without it the peer would hold every later message
+      // back forever, waiting for this one. The connection is lost, and says so.
+      if (rc != BRAID_SUCCESS) fail_peer_after(ctx, peer, rc, "verbs: ibv_post_send failed");
     }
   }
   if (rc != BRAID_SUCCESS) {
@@ -220,6 +223,8 @@ int counters(braid_transport_ctx_t c, braid_transport_counter_t *out, size_t *n)
                                       {"direct_retracts", k.retracts},
                                       {"headerless_msgs", k.headerless_msgs},
                                       {"headerless_fallbacks", k.headerless_fallbacks},
+                                      {"qps", k.qps},
+                                      {"short_rnr_timer_qps", k.short_rnr_timer_qps},
                                       {"rcache_enabled", ctx->rcache != nullptr ? 1u : 0u},
                                       {"rcache_hits", rs.hits},
                                       {"rcache_misses", rs.misses},
