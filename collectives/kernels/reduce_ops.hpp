@@ -37,7 +37,7 @@ struct Float16 {
   BRAID_REDUCE_INLINE static Compute load(Storage x) { return half_to_float(x); }
   BRAID_REDUCE_INLINE static Storage store(Compute x) { return float_to_half(x); }
   // A NaN, by its bits, and what a float sum or product with it on the left gives back once
-  // rounded: itself with the quiet bit set (see NanLeft).
+  // rounded: itself with the quiet bit set (see Sum).
   BRAID_REDUCE_INLINE static bool is_nan(Storage x) { return (uint32_t{x} & 0x7fffu) > 0x7c00u; }
   BRAID_REDUCE_INLINE static uint32_t quieted(Storage x) { return uint32_t{x} | 0x0200u; }
 };
@@ -66,43 +66,43 @@ using Wrap = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
 // disagreed on the sign of a NaN). So a NaN left operand wins, quieted: `apply` combines it with
 // itself (a select picks the second operand); with the left one not a NaN there is one NaN
 // payload at most to return. float16 and bfloat16 make the same choice on their bits instead
-// (combine): a select in float between their conversions cost them 6x.
-template <typename Plain>
-struct NanLeft {
-  template <typename T>
-  BRAID_REDUCE_INLINE static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>)
-      return Plain::apply(a, b);
-    else
-      return Plain::apply(a, a != a ? a : b);
-  }
-};
+// (combine, kNanLeft): a select in float between their conversions cost them 6x.
+template <typename T>
+BRAID_REDUCE_INLINE T nan_left_operand(T a, T b) {
+  if constexpr (std::is_integral_v<T>)
+    return b;
+  else
+    return a != a ? a : b;
+}
 
-struct PlainSum {
+struct Sum {
+  static constexpr bool kNanLeft = true;
   template <typename T>
-  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+  BRAID_REDUCE_INLINE static T plain(T a, T b) {
     if constexpr (std::is_integral_v<T>)
       return static_cast<T>(static_cast<Wrap<T>>(a) + static_cast<Wrap<T>>(b));
     else
       return a + b;
   }
-};
-
-struct PlainProd {
   template <typename T>
   BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    return plain(a, nan_left_operand(a, b));
+  }
+};
+
+struct Prod {
+  static constexpr bool kNanLeft = true;
+  template <typename T>
+  BRAID_REDUCE_INLINE static T plain(T a, T b) {
     if constexpr (std::is_integral_v<T>)
       return static_cast<T>(static_cast<Wrap<T>>(a) * static_cast<Wrap<T>>(b));
     else
       return a * b;
   }
-};
-
-struct Sum : NanLeft<PlainSum> {
-  using Plain = PlainSum;
-};
-struct Prod : NanLeft<PlainProd> {
-  using Plain = PlainProd;
+  template <typename T>
+  BRAID_REDUCE_INLINE static T apply(T a, T b) {
+    return plain(a, nan_left_operand(a, b));
+  }
 };
 
 // Sign bit of a float/double via its bit pattern: plain integer code the vectorizer handles.
@@ -182,15 +182,17 @@ struct LXor {
 };
 
 // One element: load both operands, apply the op, store the result. Half-precision sums and
-// products pick a NaN left operand on its bits (NanLeft).
+// products pick a NaN left operand on its bits (Sum).
 template <typename E, typename Op>
 BRAID_REDUCE_INLINE typename E::Storage combine(typename E::Storage left,
                                                 typename E::Storage right) {
-  if constexpr (requires { E::is_nan(left); } &&
-                (std::is_same_v<Op, Sum> || std::is_same_v<Op, Prod>)) {
+  if constexpr (requires {
+                  E::is_nan(left);
+                  Op::kNanLeft;
+                }) {
     // In 32 bits with a mask, like the conversions' own selects: a 16-bit ?: kept the loop
     // from vectorizing (9x slower).
-    const uint32_t r = E::store(Op::Plain::apply(E::load(left), E::load(right)));
+    const uint32_t r = E::store(Op::plain(E::load(left), E::load(right)));
     return static_cast<typename E::Storage>(
         half_detail::blend(E::is_nan(left), E::quieted(left), r));
   } else {
