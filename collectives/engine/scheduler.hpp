@@ -88,8 +88,9 @@ class Scheduler {
  private:
   // Sleeps until something may have changed: on a shared-memory flag when every collective
   // waits on one (`sleeper` stays announced to its owner until wait makes progress), else on
-  // the transport.
-  void sleep(Sleeper &sleeper);
+  // the transport. `long_idle`: the wait has lasted kHomeAfter, which the
+  // announcement on a flag says to the waker (node/home_cpu.hpp).
+  void sleep(Sleeper &sleeper, bool long_idle);
   // Whether `c`, the only collective in flight here or on another communicator, waits on
   // nothing but a flag marked long (FlagWait::long_wait).
   bool long_wait(const Collective &c) const;

@@ -8,6 +8,8 @@
 #include <climits>
 #include <ctime>
 
+#include "node/home_cpu.hpp"
+
 namespace braid::coll {
 namespace {
 
@@ -39,13 +41,15 @@ void enable_light_publish() {
   if (registered) light_publish.store(true, std::memory_order_relaxed);
 }
 
-void Sleeper::sleep(const FlagWait &flag, long timeout_us) {
+void Sleeper::sleep(const FlagWait &flag, long timeout_us, bool long_idle) {
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
-  if (flag.sleepers != announced_) {
+  const uint32_t amount = long_idle ? kLongSleeper : 1;
+  if (flag.sleepers != announced_ || amount != amount_) {
     release();
     if (flag.sleepers != nullptr) {
-      flag.sleepers->fetch_add(1, std::memory_order_seq_cst);
+      flag.sleepers->fetch_add(amount, std::memory_order_seq_cst);
       announced_ = flag.sleepers;
+      amount_ = amount;
       // The other half of publish's Dekker: every running thread of the registered processes
       // executes a full fence, so an owner that published without one either has its value
       // seen below or sees this sleeper, now and at every later publish. Owners that are not
@@ -63,12 +67,13 @@ void Sleeper::sleep(const FlagWait &flag, long timeout_us) {
 
 void Sleeper::release() {
   if (announced_ == nullptr) return;
-  announced_->fetch_sub(1, std::memory_order_seq_cst);
+  announced_->fetch_sub(amount_, std::memory_order_seq_cst);
   announced_ = nullptr;
 }
 
-void futex_wake(std::atomic<uint32_t> &word) {
+void futex_wake(std::atomic<uint32_t> &word, uint32_t sleepers) {
   futex(&word, FUTEX_WAKE, INT_MAX, nullptr);
+  if (sleepers >= kLongSleeper) detail::return_home();
 }
 
 }  // namespace braid::coll

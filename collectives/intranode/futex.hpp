@@ -24,16 +24,26 @@ class Sleeper {
   ~Sleeper() { release(); }
 
   // Sleeps until flag.word changes from what it holds now, or timeout_us passes. Returns at
-  // once when the flag is already reached.
-  void sleep(const FlagWait &flag, long timeout_us);
+  // once when the flag is already reached. `long_idle`: the wait has been long (the scheduler's
+  // kHomeAfter): its announcement counts kLongSleeper, and the waker goes home
+  // (node/home_cpu.hpp).
+  void sleep(const FlagWait &flag, long timeout_us, bool long_idle);
   // Withdraws the announcement, if any.
   void release();
 
  private:
   std::atomic<uint32_t> *announced_ = nullptr;
+  uint32_t amount_ = 0;  // what the announcement added to *announced_
 };
 
-void futex_wake(std::atomic<uint32_t> &word);
+// What a sleeper whose wait has been long adds to a `sleepers` word (others add 1): many such
+// sleepers woken at once land next to their waker (node/home_cpu.hpp), so the waker goes back
+// to its home CPU too. Shorter sleeps, inside a collective's steps, do not count: moving ranks
+// there would keep two busy ranks on one core while the other core idles.
+constexpr uint32_t kLongSleeper = 1u << 16;
+
+// Wakes the sleepers on `word`; `sleepers`: the word's announcements, as publish read them.
+void futex_wake(std::atomic<uint32_t> &word, uint32_t sleepers);
 
 // Set once this process is registered for membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED): a
 // sleeper then fences every running thread of this process itself, so publish needs no fence.
@@ -52,11 +62,11 @@ inline void publish(std::atomic<uint32_t> &word, std::atomic<uint32_t> &sleepers
   if (light_publish.load(std::memory_order_relaxed)) {
     word.store(value, std::memory_order_release);
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (sleepers.load(std::memory_order_relaxed) != 0) futex_wake(word);
+    if (const uint32_t s = sleepers.load(std::memory_order_relaxed); s != 0) futex_wake(word, s);
     return;
   }
   word.store(value, std::memory_order_seq_cst);
-  if (sleepers.load(std::memory_order_seq_cst) != 0) futex_wake(word);
+  if (const uint32_t s = sleepers.load(std::memory_order_seq_cst); s != 0) futex_wake(word, s);
 }
 
 }  // namespace braid::coll

@@ -18,6 +18,7 @@
 #include "log.hpp"
 #include "memory/mem_api.hpp"
 #include "memory/topology.hpp"
+#include "node/home_cpu.hpp"
 
 using braid::detail::Failure;
 
@@ -365,6 +366,7 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
     add("intranode_single_copy_calls", ch != nullptr ? ch->single_copy_calls() : 0);
     add("intranode_inline_calls", ch != nullptr ? ch->inline_calls() : 0);
     add("intranode_path", ch != nullptr && c.node->map.local_size() > 1 ? 1 : 0);
+    add("home_cpu_moves", braid::detail::home_cpu_moves());
     add("collectives_started", c.next_seq);
     for (size_t i = 0; i < all.size() && i < *n; ++i) {
       static_assert(sizeof out[i].name == sizeof all[i].name);

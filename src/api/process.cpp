@@ -6,6 +6,7 @@
 #include "api/comm_object.hpp"
 #include "api/model_setup.hpp"
 #include "log.hpp"
+#include "node/home_cpu.hpp"
 
 namespace braid::detail {
 namespace {
@@ -171,6 +172,10 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
       p->oversubscribed
           ? "idle waits yield at once: more ranks share this rank's CPUs than there are CPUs"
           : "idle waits spin before they yield: this rank's CPUs are not oversubscribed");
+  if (p->nodes.home_cpu >= 0)
+    log(LogLevel::info, "after a long wait this rank returns to CPU ", p->nodes.home_cpu,
+        " (it shares an unbound mask with more ranks than CPUs; BRAID_HOME_CPU=off: the "
+        "kernel places it)");
   std::vector<int> everyone(static_cast<size_t>(config.size));
   for (int r = 0; r < config.size; ++r) everyone[static_cast<size_t>(r)] = r;
   Bootstrap &bootstrap = *p->world->bootstrap;
@@ -186,6 +191,9 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
   p->node_pool = node->region.pool();
   p->world_node_map = node->map;
   p->world_comm().attach_node(std::move(node));
+  // Start from the home CPU too: the bootstrap's waits slept, and the first calls may not.
+  set_home_cpu(p->nodes.home_cpu);
+  return_home();
   return p;
 }
 

@@ -65,6 +65,10 @@ NodeDiscovery discover_nodes(Bootstrap &bootstrap, const EnvConfig &config, cons
     out.cma = *mode;
   else
     fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_CMA='", *cma, "' is not on, off or auto");
+  const std::optional<std::string> home = env("BRAID_HOME_CPU");
+  if (home && !home->empty() && *home != "auto" && *home != "off")
+    fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_HOME_CPU='", *home, "' is not auto or off");
+  const bool home_wanted = !(home && *home == "off");
   const std::string id = local_host_identity(env, config.rank);
   std::strncpy(mine.id, id.c_str(), sizeof mine.id - 1);
   mine.cpus.cpus = affinity_of_this_process();
@@ -80,6 +84,7 @@ NodeDiscovery discover_nodes(Bootstrap &bootstrap, const EnvConfig &config, cons
   std::vector<CpuClaim> claims;
   for (const HostRecord &r : all) claims.push_back(r.cpus);
   out.oversubscribed = oversubscribed(claims, config.rank);
+  if (home_wanted) out.home_cpu = home_cpu_of(claims, config.rank);
   for (const HostRecord &r : all) {
     out.host_ids.emplace_back(r.id, strnlen(r.id, sizeof r.id));
     out.pids.push_back(r.pid);
@@ -103,6 +108,25 @@ bool oversubscribed(const std::vector<CpuClaim> &ranks, int me) {
   int count = 0;
   for (uint64_t w : cpus) count += std::popcount(w);
   return sharers > count;
+}
+
+int home_cpu_of(const std::vector<CpuClaim> &ranks, int me) {
+  const CpuClaim &mine = ranks[static_cast<size_t>(me)];
+  int cpus = 0;
+  for (uint64_t w : mine.cpus) cpus += std::popcount(w);
+  int sharers = 0;
+  int index = 0;  // this rank's place among the ranks with its mask
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].machine != mine.machine || ranks[r].cpus != mine.cpus) continue;
+    if (static_cast<int>(r) < me) ++index;
+    ++sharers;
+  }
+  if (cpus < 2 || sharers <= cpus) return -1;
+  int k = index % cpus;
+  for (size_t w = 0; w < mine.cpus.size(); ++w)
+    for (int b = 0; b < 64; ++b)
+      if ((mine.cpus[w] >> b & 1) != 0 && k-- == 0) return static_cast<int>(w * 64) + b;
+  return -1;
 }
 
 NodeMap NodeDiscovery::map_of(const std::vector<int> &members, int me) const {

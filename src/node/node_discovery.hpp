@@ -28,6 +28,9 @@ struct NodeDiscovery {
   // oversubscribed although its mask holds one CPU; unbound ranks on a host with fewer cores
   // than ranks are.
   bool oversubscribed = false;
+  // The CPU this rank returns to after a sleep (home_cpu.hpp), -1 for none: see home_cpu_of.
+  // BRAID_HOME_CPU=off leaves placement to the kernel.
+  int home_cpu = -1;
   // The node map of the ranks `members` (world ranks, in communicator order) for the member
   // at index `me`.
   NodeMap map_of(const std::vector<int> &members, int me) const;
@@ -41,6 +44,12 @@ struct CpuClaim {
 };
 // NodeDiscovery::oversubscribed for rank `me` of `ranks`.
 bool oversubscribed(const std::vector<CpuClaim> &ranks, int me);
+
+// NodeDiscovery::home_cpu for rank `me` of `ranks`: when more ranks on its machine have exactly
+// its affinity mask than the mask has CPUs (and it has two or more), the mask's CPUs dealt out
+// to those ranks in rank order (k-th such rank: the (k mod CPUs)-th CPU of the mask); else -1
+// (a rank bound to one CPU, masks that differ, enough CPUs for everyone).
+int home_cpu_of(const std::vector<CpuClaim> &ranks, int me);
 
 // Collective over the bootstrap: every rank calls it. Throws Failure for a bad
 // BRAID_INTRANODE value or a bootstrap failure.

@@ -43,12 +43,15 @@ Clock::duration longest_wake(int rounds, long sleep_timeout_us, bool keep_announ
     const FlagWait flag{&word, static_cast<uint32_t>(i + 1), 1, 0, &sleepers, "publish"};
     const auto start = Clock::now();
     ready.store(i, std::memory_order_release);
-    while (!flag.reached()) sleeper.sleep(flag, sleep_timeout_us);
+    // Every third wait has been long: it announces kLongSleeper instead of 1, and the
+    // change of amount announces anew, racing the publish too.
+    while (!flag.reached()) sleeper.sleep(flag, sleep_timeout_us, i % 3 == 2);
     if (!keep_announced) sleeper.release();  // the next round announces anew, racing the publish
     longest = std::max(longest, Clock::now() - start);
   }
   owner.join();
-  EXPECT_EQ(sleepers.load(), keep_announced ? 1u : 0u);
+  const uint32_t last = (rounds - 1) % 3 == 2 ? kLongSleeper : 1u;
+  EXPECT_EQ(sleepers.load(), keep_announced ? last : 0u);
   sleeper.release();
   EXPECT_EQ(sleepers.load(), 0u);
   EXPECT_EQ(word.load(), static_cast<uint32_t>(rounds));
