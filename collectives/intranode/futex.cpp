@@ -72,8 +72,10 @@ void Sleeper::release() {
 }
 
 void futex_wake(std::atomic<uint32_t> &word, uint32_t sleepers) {
-  futex(&word, FUTEX_WAKE, INT_MAX, nullptr);
-  if (sleepers >= kLongSleeper) detail::return_home();
+  const long woken = futex(&word, FUTEX_WAKE, INT_MAX, nullptr);
+  // The word's announcements are for all of the owner's counters: only a wake that woke
+  // someone while a long sleeper was announced moves the owner.
+  if (woken > 0 && sleepers >= kLongSleeper) detail::return_home();
 }
 
 }  // namespace braid::coll

@@ -191,8 +191,10 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
   p->node_pool = node->region.pool();
   p->world_node_map = node->map;
   p->world_comm().attach_node(std::move(node));
-  // Start from the home CPU too: the bootstrap's waits slept, and the first calls may not.
-  set_home_cpu(p->nodes.home_cpu);
+  // Start from the home CPU too: the bootstrap's waits slept, and the first calls may not. A
+  // thread that already has one (its world, or an earlier unique-id group) keeps it: homes
+  // dealt in another group's rank order could put two ranks on one CPU.
+  if (home_cpu() < 0) set_home_cpu(p->nodes.home_cpu);
   return_home();
   return p;
 }

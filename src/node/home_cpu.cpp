@@ -18,6 +18,10 @@ void set_home_cpu(int cpu) {
   t_home_cpu = cpu;
 }
 
+int home_cpu() {
+  return t_home_cpu;
+}
+
 void return_home() {
   if (t_home_cpu >= 0 && move_to_cpu(t_home_cpu) >= 0)
     g_moves.fetch_add(1, std::memory_order_relaxed);
@@ -39,7 +43,14 @@ int move_to_cpu(int cpu) {
   // The kernel migrates the thread before sched_setaffinity returns.
   if (sched_setaffinity(0, sizeof one, &one) != 0) return -1;
   const int ran_on = sched_getcpu();
-  sched_setaffinity(0, sizeof mask, &mask);
+  if (sched_setaffinity(0, sizeof mask, &mask) != 0) {
+    // The mask no longer fits (a cpuset changed meanwhile): every CPU, which the kernel cuts
+    // down to those allowed, rather than leave the thread held to one.
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+    sched_setaffinity(0, sizeof all, &all);
+  }
   return ran_on;
 }
 

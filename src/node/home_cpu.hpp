@@ -17,6 +17,8 @@ namespace braid::detail {
 
 // Makes the calling thread the one that returns to `cpu` (-1: none; node discovery's choice).
 void set_home_cpu(int cpu);
+// The calling thread's home CPU, -1 for none.
+int home_cpu();
 // Moves the thread that set_home_cpu named back to its CPU, if it runs elsewhere; a no-op on
 // other threads and without a home CPU. Cheap when nothing moves (one vDSO getcpu).
 void return_home();

@@ -28,6 +28,7 @@ Clock::duration longest_wake(int rounds, long sleep_timeout_us, bool keep_announ
   alignas(64) std::atomic<uint32_t> sleepers{0};
   alignas(64) std::atomic<int> ready{-1};
   Clock::duration longest{};
+  uint32_t last = 0;  // what the sleeper's last announcement added
   Sleeper sleeper;
   std::thread owner([&] {
     for (int i = 0; i < rounds; ++i) {
@@ -43,14 +44,17 @@ Clock::duration longest_wake(int rounds, long sleep_timeout_us, bool keep_announ
     const FlagWait flag{&word, static_cast<uint32_t>(i + 1), 1, 0, &sleepers, "publish"};
     const auto start = Clock::now();
     ready.store(i, std::memory_order_release);
-    // Every third wait has been long: it announces kLongSleeper instead of 1, and the
-    // change of amount announces anew, racing the publish too.
-    while (!flag.reached()) sleeper.sleep(flag, sleep_timeout_us, i % 3 == 2);
+    // Announcing anew each round, every third wait has been long: it announces kLongSleeper
+    // instead of 1. (Kept announcements stay at 1, as across one wait's sleeps.)
+    const bool long_idle = !keep_announced && i % 3 == 2;
+    while (!flag.reached()) {
+      sleeper.sleep(flag, sleep_timeout_us, long_idle);
+      last = long_idle ? kLongSleeper : 1u;
+    }
     if (!keep_announced) sleeper.release();  // the next round announces anew, racing the publish
     longest = std::max(longest, Clock::now() - start);
   }
   owner.join();
-  const uint32_t last = (rounds - 1) % 3 == 2 ? kLongSleeper : 1u;
   EXPECT_EQ(sleepers.load(), keep_announced ? last : 0u);
   sleeper.release();
   EXPECT_EQ(sleepers.load(), 0u);
