@@ -1,58 +1,15 @@
-// The CPU an oversubscribed, unbound rank returns to after a sleep (node/home_cpu.hpp): which
-// one node discovery deals it, and that the move puts the thread there and leaves its affinity
-// mask as it was.
+// Moving a thread to its home CPU (node/home_cpu.hpp; which CPU that is: oversubscription_test):
+// the move puts the thread there and leaves its affinity mask as it was.
 #include <gtest/gtest.h>
 #include <sched.h>
 
-#include <initializer_list>
 #include <thread>
 #include <vector>
 
 #include "node/home_cpu.hpp"
-#include "node/node_discovery.hpp"
 
 namespace braid::detail {
 namespace {
-
-CpuClaim claim(uint64_t machine, std::initializer_list<int> cpus) {
-  CpuClaim c;
-  c.machine = machine;
-  for (int cpu : cpus) c.cpus[static_cast<size_t>(cpu / 64)] |= uint64_t{1} << (cpu % 64);
-  return c;
-}
-
-TEST(HomeCpu, RanksSharingAMaskTakeItsCpusInTurn) {
-  const std::vector<CpuClaim> four(4, claim(1, {0, 1}));
-  EXPECT_EQ(home_cpu_of(four, 0), 0);
-  EXPECT_EQ(home_cpu_of(four, 1), 1);
-  EXPECT_EQ(home_cpu_of(four, 2), 0);
-  EXPECT_EQ(home_cpu_of(four, 3), 1);
-  // The mask's own CPUs, across mask words.
-  const std::vector<CpuClaim> high(3, claim(1, {5, 70}));
-  EXPECT_EQ(home_cpu_of(high, 0), 5);
-  EXPECT_EQ(home_cpu_of(high, 1), 70);
-  EXPECT_EQ(home_cpu_of(high, 2), 5);
-}
-
-TEST(HomeCpu, NoneWithoutOversubscriptionOrWithOneCpu) {
-  EXPECT_EQ(home_cpu_of(std::vector<CpuClaim>(2, claim(1, {0, 1})), 0), -1);  // enough CPUs
-  EXPECT_EQ(home_cpu_of(std::vector<CpuClaim>(3, claim(1, {0})), 1), -1);  // bound: nowhere to go
-}
-
-TEST(HomeCpu, OnlyRanksOfTheSameMachineAndMaskCount) {
-  // Ranks 1 and 3 are on another machine, rank 2 has another mask: rank 0 shares {0, 1} with
-  // rank 4 only, which the two CPUs hold.
-  const std::vector<CpuClaim> ranks = {claim(1, {0, 1}), claim(2, {0, 1}), claim(1, {0, 1, 2}),
-                                       claim(2, {0, 1}), claim(1, {0, 1})};
-  EXPECT_EQ(home_cpu_of(ranks, 0), -1);
-  EXPECT_EQ(home_cpu_of(ranks, 4), -1);
-  // Machine 2 gets a third: ranks 1, 3 and 5 there take CPUs 0, 1, 0.
-  std::vector<CpuClaim> more = ranks;
-  more.push_back(claim(2, {0, 1}));
-  EXPECT_EQ(home_cpu_of(more, 1), 0);
-  EXPECT_EQ(home_cpu_of(more, 3), 1);
-  EXPECT_EQ(home_cpu_of(more, 5), 0);
-}
 
 // Restores the test thread's affinity mask, whatever a test did to it.
 struct KeepMask {
