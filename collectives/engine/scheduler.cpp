@@ -376,8 +376,9 @@ void Scheduler::wait(Collective &c) {
       sched_yield();
       continue;
     }
-    went_long = went_long || idle >= kHomeAfter;
-    sleep(sleeper, idle >= kHomeAfter);
+    const bool long_idle = idle >= kHomeAfter;
+    went_long = went_long || long_idle;
+    sleep(sleeper, long_idle);
   }
   // The ranks sleeping with this one may all have woken on one core.
   if (went_long) detail::return_home();

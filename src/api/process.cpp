@@ -145,13 +145,6 @@ std::unique_ptr<Process> create_process(std::unique_ptr<JobSource> source, const
 
 namespace {
 
-bool inline_wanted(const EnvLookup &env) {
-  auto v = env("BRAID_INLINE");
-  if (!v || v->empty() || *v == "on" || *v == "auto") return true;
-  if (*v == "off") return false;
-  fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_INLINE='", *v, "' is not on, off or auto");
-}
-
 std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const EnvLookup &env,
                                        SelectionRequest selection) {
   auto p = std::make_unique<Process>();
@@ -167,7 +160,7 @@ std::unique_ptr<Process> build_process(std::unique_ptr<JobSource> source, const 
   // the bootstrap's connections.
   p->nodes = discover_nodes(*p->world->bootstrap, config, env);
   p->oversubscribed = p->nodes.oversubscribed;
-  p->inline_calls = inline_wanted(env);
+  p->inline_calls = switch_on(env, "BRAID_INLINE");
   log(LogLevel::info,
       p->oversubscribed
           ? "idle waits yield at once: more ranks share this rank's CPUs than there are CPUs"

@@ -26,6 +26,13 @@ long long parse_integer(std::string_view text, const char *what, long long min, 
   return value;
 }
 
+bool switch_on(const EnvLookup &env, const char *name) {
+  const std::optional<std::string> v = env(name);
+  if (!v || v->empty() || *v == "on" || *v == "auto") return true;
+  if (*v == "off") return false;
+  fail(BRAID_ERR_INVALID_ARGUMENT, name, "='", *v, "' is not on, off or auto");
+}
+
 double parse_seconds(std::string_view text, const char *what) {
   // from_chars, unlike strtod, takes no leading blanks, signs or hex: "1.5", "30", "2e1".
   double value = 0;

@@ -45,5 +45,8 @@ EnvConfig parse_env_config(const EnvLookup &env);
 long long parse_integer(std::string_view text, const char *what, long long min, long long max);
 double parse_seconds(std::string_view text, const char *what);
 void parse_host_port(std::string_view text, const char *what, std::string *host, uint16_t *port);
+// A switch that is on unless set to "off": unset, empty, "on" and "auto" are on; anything else
+// throws Failure(BRAID_ERR_INVALID_ARGUMENT) naming the variable and its value.
+bool switch_on(const EnvLookup &env, const char *name);
 
 }  // namespace braid::detail

@@ -37,13 +37,6 @@ std::array<uint64_t, 16> affinity_of_this_process() {
   return cpus;
 }
 
-bool intranode_wanted(const EnvLookup &env) {
-  auto v = env("BRAID_INTRANODE");
-  if (!v || v->empty() || *v == "on" || *v == "auto") return true;
-  if (*v == "off") return false;
-  fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_INTRANODE='", *v, "' is not on, off or auto");
-}
-
 }  // namespace
 
 bool all_agree(Bootstrap &bootstrap, bool mine) {
@@ -59,16 +52,13 @@ NodeDiscovery discover_nodes(Bootstrap &bootstrap, const EnvConfig &config, cons
   NodeDiscovery out;
   HostRecord mine{};
   mine.pid = static_cast<int32_t>(getpid());
-  mine.intranode = intranode_wanted(env) ? 1 : 0;
+  mine.intranode = switch_on(env, "BRAID_INTRANODE") ? 1 : 0;
   const std::optional<std::string> cma = env("BRAID_CMA");
   if (const std::optional<CmaMode> mode = cma_mode_from(cma))
     out.cma = *mode;
   else
     fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_CMA='", *cma, "' is not on, off or auto");
-  const std::optional<std::string> home = env("BRAID_HOME_CPU");
-  if (home && !home->empty() && *home != "auto" && *home != "off")
-    fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_HOME_CPU='", *home, "' is not auto or off");
-  const bool home_wanted = !(home && *home == "off");
+  const bool home_wanted = switch_on(env, "BRAID_HOME_CPU");
   const std::string id = local_host_identity(env, config.rank);
   std::strncpy(mine.id, id.c_str(), sizeof mine.id - 1);
   mine.cpus.cpus = affinity_of_this_process();

@@ -510,5 +510,19 @@ TEST(EnvConfig, RendezvousWithoutRankIsAnIncompleteJob) {
               HasSubstr("BRAID_RANK is unset while BRAID_SIZE and BRAID_RENDEZVOUS are set"));
 }
 
+TEST(EnvSwitch, OnUnlessOffAndAnythingElseIsNamed) {
+  EXPECT_TRUE(switch_on(lookup({}), "BRAID_X"));
+  for (const char *on : {"", "on", "auto"})
+    EXPECT_TRUE(switch_on(lookup({{"BRAID_X", on}}), "BRAID_X"));
+  EXPECT_FALSE(switch_on(lookup({{"BRAID_X", "off"}}), "BRAID_X"));
+  try {
+    switch_on(lookup({{"BRAID_X", "maybe"}}), "BRAID_X");
+    ADD_FAILURE() << "switch_on accepted 'maybe'";
+  } catch (const Failure &f) {
+    EXPECT_EQ(f.code(), BRAID_ERR_INVALID_ARGUMENT);
+    EXPECT_THAT(f.message(), HasSubstr("BRAID_X='maybe' is not on, off or auto"));
+  }
+}
+
 }  // namespace
 }  // namespace braid::detail
