@@ -312,7 +312,9 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
     f.long_wait = block * position(me) >= kLongWaitBytes;
     co_await ctx.wait_flag(f);
     ch.saw(root, mine);
-    if (block * (static_cast<uint32_t>(n) - 1 - position(me)) >= kLongWaitBytes) ch.left_busy(root);
+    // Left for the root: the reads after this rank's and its own block.
+    if (block * (static_cast<uint32_t>(n) - position(me)) >= kLongWaitBytes)
+      ch.left_busy(root, turn);
   }
   count(ch, any_cma, res);
 }

@@ -40,6 +40,7 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
       known_done_(static_cast<size_t>(map.local_size()), 0),
       known_entered_(static_cast<size_t>(map.local_size()), 0),
       busy_(static_cast<size_t>(map.local_size()), 0),
+      busy_turn_(static_cast<size_t>(map.local_size()), 0),
       mappings_(map.local_size()),
       cma_state_(static_cast<size_t>(map.local_size()), 0) {
   unchecked_.reserve(kCallSlots);  // no allocation in a call
@@ -101,7 +102,7 @@ void NodeChannel::publish_inline(uint32_t window) {
 FlagWait NodeChannel::entered(int local, uint32_t turn, const char *what) const {
   PeerControl &p = ctl(local);
   FlagWait f{&call_slot(local, turn).mark, turn + 1, world_rank(local), p.pid, &p.sleepers, what};
-  f.long_wait = busy_[local] != 0;
+  f.long_wait = busy_[local] != 0 && static_cast<int32_t>(turn - (busy_turn_[local] + 1)) >= 0;
   return f;
 }
 

@@ -307,18 +307,23 @@ class NodeChannel {
     return entered(local, turn - ahead, "finish an earlier collective");
   }
   // Rank `local` has entered `turn`: its record (and tiny data) of that turn are readable.
-  // A long wait (FlagWait::long_wait) while left_busy(local) holds.
+  // A long wait (FlagWait::long_wait) for an entry after a call left busy (left_busy).
   FlagWait entered(int local, uint32_t turn, const char *what) const;
-  // This rank left a call while rank `local` still had kLongWaitBytes or more to copy in it (a
-  // gather's root reading the ranks after this one): waiting for it to enter the next call is
-  // long too. Where ranks share cores, yielding through that wait took half of the root's core
-  // (4 ranks on 2 cores, 4 MiB gather: a third of all CPU time in sched_yield). Until this rank
-  // sees `local` enter a call.
-  void left_busy(int local) { busy_[local] = 1; }
+  // This rank left the call of `turn` while rank `local` still had kLongWaitBytes or more to
+  // copy in it (a gather's root reading the ranks after this one): waiting for it to enter a
+  // later call is long too. Where ranks share cores, yielding through that wait took half of
+  // the root's core (4 ranks on 2 cores, 4 MiB gather: a third of all CPU time in
+  // sched_yield). Until this rank sees `local` enter a later call.
+  void left_busy(int local, uint32_t turn) {
+    busy_[local] = 1;
+    busy_turn_[local] = turn;
+  }
   // Publishes this rank's entry into `turn`, once its record and data are written.
   void publish_entry(uint32_t turn);
   void saw_entered(int local, uint32_t v) {
-    busy_[local] = 0;
+    // v = T + 1: `local` has entered turn T.
+    if (busy_[local] != 0 && static_cast<int32_t>(v - (busy_turn_[local] + 2)) >= 0)
+      busy_[local] = 0;
     if (static_cast<int32_t>(v - known_entered_[local]) > 0) known_entered_[local] = v;
   }
 
@@ -364,6 +369,7 @@ class NodeChannel {
   std::vector<uint32_t> known_done_;     // per local rank: a lower bound of its `done`
   std::vector<uint32_t> known_entered_;  // per local rank: a lower bound of its `entered`
   std::vector<uint8_t> busy_;            // per local rank: left_busy
+  std::vector<uint32_t> busy_turn_;      // per local rank: the turn left busy
   uint64_t turns_taken_ = 0;             // not wrapping: the first turns write fresh slots
   std::vector<Unchecked> unchecked_;     // oldest first; at most kCallSlots - kCallsAhead
   uint32_t next_turn_ = 0;
