@@ -10,6 +10,7 @@
 
 #include "error.hpp"
 #include "intranode/direct_steps.hpp"
+#include "kernels/stream_copy.hpp"
 
 namespace braid::coll {
 namespace {
@@ -57,7 +58,7 @@ uint64_t now_ns() {
 }  // namespace
 
 void OwnBlock::copy() const {
-  if (bytes > 0 && dst != src) std::memcpy(dst, src, bytes);
+  if (bytes > 0 && dst != src) copy_result(dst, src, bytes, streaming);
 }
 
 CopyTimer::CopyTimer(NodeChannel &ch, size_t bytes)
@@ -182,7 +183,8 @@ Task exchange_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs 
     // meanwhile. Each rank starts with the next one (reading_order), as pairwise exchange does.
     auto *recv = static_cast<char *>(args.recvbuf);
     for (const int s : reading_order(n, me))
-      copy_from(ch, s, in[s], offset, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
+      copy_from(ch, s, in[s], offset, recv + static_cast<size_t>(ch.world_rank(s)) * block, block,
+                own.streaming);
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
@@ -246,7 +248,7 @@ Task allgatherv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArg
     for (const int s : reading_order(n, me))
       if (bytes_of(s) > 0)
         copy_from(ch, s, in[s], 0, recv + args.displs[ch.world_rank(s)] * args.elem_size,
-                  bytes_of(s));
+                  bytes_of(s), own.streaming);
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;
@@ -296,7 +298,8 @@ Task gather_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
     auto *recv = static_cast<char *>(args.recvbuf);
     for (int k = 1; k < n; ++k) {
       const int s = (root + k) % n;
-      copy_from(ch, s, in[s], 0, recv + static_cast<size_t>(ch.world_rank(s)) * block, block);
+      copy_from(ch, s, in[s], 0, recv + static_cast<size_t>(ch.world_rank(s)) * block, block,
+                own.streaming);
       ch.publish(&PeerControl::done, w + static_cast<uint32_t>(k));  // k = n - 1: `last`
     }
   } else {

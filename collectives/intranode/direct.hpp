@@ -98,7 +98,8 @@ struct OwnBlock {
   void *dst = nullptr;
   const void *src = nullptr;
   size_t bytes = 0;
-  void copy() const;  // nothing when in place (dst == src) or empty
+  bool streaming = false;  // past the cache (NodeChannel::streams)
+  void copy() const;       // nothing when in place (dst == src) or empty
 };
 
 // Times a node-local call from its construction (after the call agreement) to the end of the

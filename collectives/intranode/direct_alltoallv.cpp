@@ -80,8 +80,8 @@ Task alltoallv_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs
     auto *recv = static_cast<char *>(args.recvbuf);
     for (const int s : reading_order(n, me))
       if (in_bytes(s) > 0)
-        copy_from(ch, s, in[s], offset_in(s), recv + args.recv_displs[rank_of(s)] * es,
-                  in_bytes(s));
+        copy_from(ch, s, in[s], offset_in(s), recv + args.recv_displs[rank_of(s)] * es, in_bytes(s),
+                  own.streaming);
   }
   ch.publish(&PeerControl::done, w + 1);
   if (!all) co_return;

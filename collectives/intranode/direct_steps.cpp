@@ -6,6 +6,7 @@
 
 #include "error.hpp"
 #include "kernels/reduce_kernels.hpp"
+#include "kernels/stream_copy.hpp"
 
 namespace braid::coll {
 namespace {
@@ -74,9 +75,9 @@ bool open_peer(NodeChannel &ch, int s, SharedRef ref, size_t bytes, PeerBuffer *
 }
 
 void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, void *dst,
-               size_t bytes) {
+               size_t bytes, bool streaming) {
   if (b.mapped != nullptr) {
-    std::memcpy(dst, b.mapped + offset, bytes);
+    copy_result(dst, b.mapped + offset, bytes, streaming);
     return;
   }
   // CMA worked for this peer before (cma_usable), so a refusal now means it is gone or its

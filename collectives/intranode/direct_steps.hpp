@@ -33,11 +33,12 @@ struct PeerBuffer {
 
 // Peer `s`'s buffer of `bytes` described by `ref`; false when it can be neither mapped nor read.
 bool open_peer(NodeChannel &ch, int s, SharedRef ref, size_t bytes, PeerBuffer *out);
-// Copies `bytes` at `offset` of peer `s`'s buffer `b` to `dst`. A refused CMA read (the peer
-// is gone) is BRAID_ERR_PEER_FAILED naming the peer. Nothing writes a peer's memory by CMA: a
-// peer that failed and returned may have reused it.
+// Copies `bytes` at `offset` of peer `s`'s buffer `b` to `dst` (a mapped buffer's with
+// streaming stores where `streaming`, OwnBlock::streaming). A refused CMA read (the peer is
+// gone) is BRAID_ERR_PEER_FAILED naming the peer. Nothing writes a peer's memory by CMA: a peer
+// that failed and returned may have reused it.
 void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset, void *dst,
-               size_t bytes);
+               size_t bytes, bool streaming = false);
 
 // The other local ranks of n, from the one after `me` round to the one before it: where every
 // rank reads every other's buffer, no two read the same one at the same step (pairwise

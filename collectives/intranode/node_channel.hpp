@@ -177,6 +177,23 @@ class NodeChannel {
   void set_oversubscribed(bool on) { oversubscribed_ = on; }
   bool oversubscribed() const { return oversubscribed_; }
 
+  // The last-level cache this rank's node shares with others: `bytes` (0: unknown), shared by
+  // `ranks` of its ranks (this one included).
+  void set_shared_cache(size_t bytes, int ranks) {
+    cache_bytes_ = bytes;
+    cache_ranks_ = static_cast<size_t>(ranks > 0 ? ranks : 1);
+  }
+  // Whether a call in which each rank sends and receives `footprint` bytes should stream its
+  // copies into the receive buffer past the cache (copy_streaming): the buffers of the ranks
+  // sharing the cache fill more than half of it, so the destination would be evicted before
+  // anyone reads it again (and before the next call writes it). Counted when it should.
+  bool streams(size_t footprint) {
+    if (cache_bytes_ == 0 || footprint * cache_ranks_ <= cache_bytes_ / 2) return false;
+    streamed_calls_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  uint64_t streamed_calls() const { return streamed_calls_.load(std::memory_order_relaxed); }
+
   // Single copy through CMA for ordinary buffers (single_copy.hpp): BRAID_CMA's mode, and
   // whether this rank wants it for the next call of `bytes` it copies.
   void set_cma_mode(detail::CmaMode mode) { cma_mode_ = mode; }
@@ -377,11 +394,14 @@ class NodeChannel {
   PeerMappings mappings_;
   detail::CmaMode cma_mode_ = detail::CmaMode::automatic;
   bool oversubscribed_ = false;
+  size_t cache_bytes_ = 0;  // set_shared_cache
+  size_t cache_ranks_ = 1;
   CopyChooser chooser_;
   bool decided_ = false;  // want_single was asked in the current turn
   bool want_ = false;
   std::vector<int8_t> cma_state_;  // per local rank: 0 not tried, 1 readable, -1 refused
   std::atomic<uint64_t> single_copy_calls_{0};
+  std::atomic<uint64_t> streamed_calls_{0};
   std::atomic<uint64_t> direct_calls_{0};
   std::atomic<uint64_t> inline_calls_{0};
 };

@@ -13,6 +13,7 @@
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
 #include "intranode/tiny_calls.hpp"
+#include "kernels/stream_copy.hpp"
 
 namespace braid::coll {
 
@@ -34,7 +35,8 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
   // place where every rank's is a braid_mem_alloc region, or by single copy (allgather_direct).
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  const OwnBlock own{place(me), send, block};  // nothing to copy in place
+  // Nothing to copy in place. Each rank sends a block and receives n.
+  const OwnBlock own{place(me), send, block, ch.streams(block * (ch.size() + 1))};
   CopyTimer timer(ch, block);
   co_await allgather_direct(ctx, ch, ticket, args, own, &timer.result);
   if (timer.result.ran) co_return;
@@ -48,7 +50,7 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
       [&](uint32_t k, char *mine) { std::memcpy(mine, send + k * piece, len(k)); },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < ch.size(); ++s)
-          if (s != me) std::memcpy(place(s) + k * piece, buffer_of(s), len(k));
+          if (s != me) copy_result(place(s) + k * piece, buffer_of(s), len(k), own.streaming);
       });
 }
 

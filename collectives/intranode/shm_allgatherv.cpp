@@ -14,6 +14,7 @@
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
 #include "intranode/tiny_calls.hpp"
+#include "kernels/stream_copy.hpp"
 
 namespace braid::coll {
 
@@ -51,7 +52,9 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   }
   co_await agree_on_call(ctx, ch, ticket, args, staged, head);
   check_allgatherv_counts(ch, ticket, args);
-  const OwnBlock own{place(me), send, own_bytes};  // nothing to copy in place
+  size_t footprint = own_bytes;  // sent and received
+  for (int s = 0; s < ch.size(); ++s) footprint += bytes_of(s);
+  const OwnBlock own{place(me), send, own_bytes, ch.streams(footprint)};  // none in place
   CopyTimer timer(ch, largest);
   co_await allgatherv_direct(ctx, ch, ticket, args, ref_at, own, &timer.result);
   if (timer.result.ran) co_return;
@@ -71,7 +74,8 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
       },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < ch.size(); ++s)
-          if (s != me && len(s, k) > 0) std::memcpy(place(s) + k * piece, buffer_of(s), len(s, k));
+          if (s != me && len(s, k) > 0)
+            copy_result(place(s) + k * piece, buffer_of(s), len(s, k), own.streaming);
       });
 }
 

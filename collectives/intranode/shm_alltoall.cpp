@@ -15,6 +15,7 @@
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
 #include "intranode/tiny_calls.hpp"
+#include "kernels/stream_copy.hpp"
 
 namespace braid::coll {
 
@@ -36,7 +37,8 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
   // where every rank's is a braid_mem_alloc region, or by single copy (alltoall_direct).
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  const OwnBlock own{recv + at(me), send + at(me), block};  // nothing to copy in place
+  // Nothing to copy in place. Each rank sends and receives n blocks.
+  const OwnBlock own{recv + at(me), send + at(me), block, ch.streams(2 * block * n)};
   CopyTimer timer(ch, block);
   co_await alltoall_direct(ctx, ch, ticket, args, own, &timer.result);
   if (timer.result.ran) co_return;
@@ -53,7 +55,8 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
       },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < n; ++s)
-          if (s != me) std::memcpy(recv + at(s) + k * piece, buffer_of(s) + me * piece, len(k));
+          if (s != me)
+            copy_result(recv + at(s) + k * piece, buffer_of(s) + me * piece, len(k), own.streaming);
       });
 }
 

@@ -18,6 +18,7 @@
 #include "intranode/shared_buffers.hpp"
 #include "intranode/shm_algorithms.hpp"
 #include "intranode/tiny_calls.hpp"
+#include "kernels/stream_copy.hpp"
 
 namespace braid::coll {
 
@@ -80,7 +81,9 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
   };
   uint64_t largest = 0;
   for (int s = 0; s < n; ++s) largest = std::max(largest, words(s)[0]);
-  const OwnBlock own{in(me), out(me), in_bytes(me)};  // nothing to copy in place
+  size_t footprint = 0;  // sent and received
+  for (int s = 0; s < n; ++s) footprint += in_bytes(s) + out_bytes(s);
+  const OwnBlock own{in(me), out(me), in_bytes(me), ch.streams(footprint)};  // none in place
   CopyTimer timer(ch, largest_in);
   co_await alltoallv_direct(ctx, ch, ticket, args, ref_at, own, &timer.result);
   if (timer.result.ran) co_return;
@@ -102,7 +105,8 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < n; ++s)
           if (s != me && len(in_bytes(s), k) > 0)
-            std::memcpy(in(s) + k * piece, buffer_of(s) + me * piece, len(in_bytes(s), k));
+            copy_result(in(s) + k * piece, buffer_of(s) + me * piece, len(in_bytes(s), k),
+                        own.streaming);
       });
 }
 

@@ -12,6 +12,7 @@
 #include "intranode/node_windows.hpp"
 #include "intranode/shm_algorithms.hpp"
 #include "intranode/tiny_calls.hpp"
+#include "kernels/stream_copy.hpp"
 
 namespace braid::coll {
 
@@ -40,7 +41,9 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   else if (ch.cma_offered(block) && ch.want_single(block))
     refs.send = cma_ref(send);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
-  const OwnBlock own{me == root ? place(me) : nullptr, send, me == root ? block : 0};
+  // Each rank sends a block and the root receives n: two blocks a rank on average.
+  const OwnBlock own{me == root ? place(me) : nullptr, send, me == root ? block : 0,
+                     me == root && ch.streams(2 * block)};
   CopyTimer timer(ch, block);
   co_await gather_direct(ctx, ch, ticket, args, root, own, &timer.result);
   // On shared cores the root judges the windows and single copy by the whole call: with single
@@ -60,7 +63,7 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
       [&](uint32_t k, char *mine) { std::memcpy(mine, send + k * piece, len(k)); },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < ch.size(); ++s)
-          if (s != me) std::memcpy(place(s) + k * piece, buffer_of(s), len(k));
+          if (s != me) copy_result(place(s) + k * piece, buffer_of(s), len(k), own.streaming);
       });
 }
 

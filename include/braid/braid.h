@@ -210,10 +210,12 @@ BRAID_API braid_result_t braid_wait(braid_request_t *req);
  * braid_mem_alloc buffers; "intranode_single_copy_calls": node-local collectives whose ranks
  * copied straight out of each other's ordinary buffers through cross-memory attach
  * (BRAID_CMA); "intranode_inline_calls": small blocking node-local collectives
- * completed by the calling thread alone; "intranode_path": 1 when the communicator has the
- * node-local shared-memory path, 0 when no two of its ranks share this rank's node, it is off
- * or shared memory could not be set up; "home_cpu_moves": times this process moved a thread
- * back to its own CPU, at init, after a long wait or after waking ranks that waited long,
+ * completed by the calling thread alone; "intranode_streamed_calls": node-local collectives
+ * whose copies into the result bypassed the cache, their buffers being larger than half the
+ * last-level cache the node's ranks share (BRAID_CACHE_BYTES); "intranode_path": 1 when the
+ * communicator has the node-local shared-memory path, 0 when no two of its ranks share this rank's
+ * node, it is off or shared memory could not be set up; "home_cpu_moves": times this process moved
+ * a thread back to its own CPU, at init, after a long wait or after waking ranks that waited long,
  * where ranks with one unbound mask outnumber its CPUs (BRAID_HOME_CPU); "collectives_started",
  * always last). Copies up to *n into
  * out and sets *n to the number available; call with *n = 0 to size the array. */

@@ -1,5 +1,8 @@
 #include "api/comm_node.hpp"
 
+#include <algorithm>
+#include <utility>
+
 #include "engine/scheduler.hpp"
 #include "error.hpp"
 #include "log.hpp"
@@ -22,6 +25,23 @@ bool keep_regions_warm() {
     return topo.is_this_system() && topo.nodes().size() <= 1;
   } catch (const Failure &) {
     return false;
+  }
+}
+
+// The last-level cache over this machine's first CPU and how many of `local` ranks share one
+// such cache: as many as the cache has CPUs (ranks are placed close together), or more where
+// the ranks outnumber the caches (4 ranks on the 2-core VM share its one L3). {0, local} where
+// the topology is unknown or replayed from XML (BRAID_CACHE_BYTES may still give the size).
+std::pair<size_t, int> shared_cache(int local) {
+  try {
+    const Topology &topo = Topology::get();
+    const Topology::Cache c = topo.last_level_cache();
+    const int pus = topo.pus();
+    if (!topo.is_this_system() || c.bytes == 0 || c.pus <= 0 || pus <= 0) return {0, local};
+    const int caches = std::max(1, pus / c.pus);
+    return {c.bytes, std::max((local + caches - 1) / caches, std::min(local, c.pus))};
+  } catch (const Failure &) {
+    return {0, local};
   }
 }
 
@@ -133,6 +153,8 @@ std::unique_ptr<CommNode> setup_comm_node(const NodeDiscovery &nodes,
     res->channel = std::make_unique<coll::NodeChannel>(base, m);
     res->channel->set_cma_mode(nodes.cma);
     res->channel->set_oversubscribed(nodes.oversubscribed);
+    const auto [cache_bytes, cache_ranks] = shared_cache(m.local_size());
+    res->channel->set_shared_cache(nodes.cache_bytes.value_or(cache_bytes), cache_ranks);
     if (shared) res->channel->claim_own_part(numa_node);
   }
   const bool everyone_ok = agree(leaders_ok && ok);

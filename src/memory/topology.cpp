@@ -130,6 +130,19 @@ std::vector<std::string> Topology::rdma_devices() const {
   return out;
 }
 
+Topology::Cache Topology::last_level_cache() const {
+  for (const hwloc_obj_type_t type : {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE}) {
+    const hwloc_obj_t c = hwloc_get_obj_by_type(topo_, type, 0);
+    if (c != nullptr && c->attr != nullptr && c->cpuset != nullptr)
+      return {static_cast<size_t>(c->attr->cache.size), hwloc_bitmap_weight(c->cpuset)};
+  }
+  return {};
+}
+
+int Topology::pus() const {
+  return hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_PU);
+}
+
 std::string Topology::summary() const {
   const int node_count = hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_NUMANODE);
   std::string nodes_text;

@@ -59,6 +59,9 @@ NodeDiscovery discover_nodes(Bootstrap &bootstrap, const EnvConfig &config, cons
   else
     fail(BRAID_ERR_INVALID_ARGUMENT, "BRAID_CMA='", *cma, "' is not on, off or auto");
   const bool home_wanted = switch_on(env, "BRAID_HOME_CPU");
+  if (const std::optional<std::string> cache = env("BRAID_CACHE_BYTES"); cache && !cache->empty())
+    out.cache_bytes =
+        static_cast<size_t>(parse_integer(*cache, "BRAID_CACHE_BYTES", 0, int64_t{1} << 50));
   const std::string id = local_host_identity(env, config.rank);
   std::strncpy(mine.id, id.c_str(), sizeof mine.id - 1);
   mine.cpus.cpus = affinity_of_this_process();

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct NodeDiscovery {
   std::vector<int> pids;              // by world rank
   bool intranode = true;              // no rank set BRAID_INTRANODE=off
   CmaMode cma = CmaMode::automatic;   // this rank's BRAID_CMA (a vote per call: no agreement)
+  // BRAID_CACHE_BYTES: the last-level cache size that decides which copies stream past the
+  // cache (NodeChannel::streams), in place of hwloc's; 0 streams none. Unset: hwloc's.
+  std::optional<size_t> cache_bytes;
   // More ranks compete for this rank's CPUs than those CPUs number: the ranks on this host
   // whose affinity masks overlap this rank's outnumber the CPUs of those masks together. A
   // rank bound to a core of its own (braidrun, mpirun --bind-to core, srun --cpu-bind) is not

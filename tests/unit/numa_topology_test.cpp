@@ -42,6 +42,14 @@ TEST(NumaTopology, TwoNodesAreListedByOsIndex) {
   EXPECT_NE(topo->summary().find("2 NUMA nodes (0: 2 PUs"), std::string::npos) << topo->summary();
 }
 
+TEST(NumaTopology, MachineWithoutCachesHasNoLastLevelCache) {
+  // The replays list no caches: nothing decides to stream copies past one (NodeChannel::streams).
+  auto topo = replay("two-nodes-hca-on-node1.xml");
+  EXPECT_EQ(topo->last_level_cache().bytes, 0u);
+  EXPECT_EQ(topo->last_level_cache().pus, 0);
+  EXPECT_EQ(topo->pus(), 4);
+}
+
 TEST(NumaTopology, HcaUnderNodeOneIsNearNodeOne) {
   auto topo = replay("two-nodes-hca-on-node1.xml");
   EXPECT_EQ(topo->rdma_devices(), (std::vector<std::string>{"mlx5_0"}));

@@ -1,0 +1,156 @@
+// Copies into a collective's result that stream past the cache (kernels/stream_copy.hpp), taken
+// where the call's buffers fill more than half the last-level cache the node's ranks share.
+// BRAID_CACHE_BYTES stands in for hwloc's size: 1 makes every node-local call that copies stream
+// (multiproc.*.cma_on, multiproc.*.streamed_windows), 0 none; there the counter
+// intranode_streamed_calls must say so, call by call. Results are checked in every variant.
+#include <braid/braid.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "rank_env.hpp"
+#include "single_copy_checks.hpp"
+
+namespace mp {
+namespace {
+
+uint64_t streamed_calls() {
+  return braid::Comm(world()).counters()["intranode_streamed_calls"];
+}
+
+// `moved` of `calls` calls this rank made, `copies` whether this rank copies into a result.
+void check_streamed(uint64_t moved, const char *algo_var, int calls, bool copies,
+                    const std::string &what) {
+  const char *v = std::getenv("BRAID_CACHE_BYTES");
+  const std::string cache = v ? v : "";
+  if (!shm_selected(algo_var) || cache == "0" || !copies) {
+    EXPECT_EQ(moved, 0u) << what;
+  } else if (cache == "1") {
+    EXPECT_EQ(moved, static_cast<uint64_t>(calls)) << what;
+  }
+}
+
+// Past what travels with the call records, an odd size, and one past the windows' 256 KiB.
+constexpr size_t kStreamCounts[] = {4099, 100003};
+constexpr int kStreamCalls = 2;
+
+TEST(Streaming, AlltoallAndAllgatherAreExact) {
+  const size_t n = static_cast<size_t>(size());
+  for (size_t count : kStreamCounts) {
+    uint64_t before = streamed_calls();
+    for (int call = 0; call < kStreamCalls; ++call) {
+      std::vector<int32_t> send(count * n), recv(count * n, -1);
+      for (size_t i = 0; i < send.size(); ++i) send[i] = value(rank(), i, call);
+      ASSERT_EQ(braid_alltoall(send.data(), recv.data(), count, BRAID_INT32, world()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      for (size_t s = 0; s < n; ++s)
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(recv[s * count + i],
+                    value(static_cast<int>(s), static_cast<size_t>(rank()) * count + i, call))
+              << "alltoall of " << count << " from rank " << s << " at " << i;
+    }
+    check_streamed(streamed_calls() - before, "BRAID_ALLTOALL_ALGO", kStreamCalls, true,
+                   "alltoall of " + std::to_string(count));
+    before = streamed_calls();
+    for (int call = 0; call < kStreamCalls; ++call) {
+      std::vector<int32_t> send(count), recv(count * n, -1);
+      for (size_t i = 0; i < count; ++i) send[i] = value(rank(), i, call);
+      ASSERT_EQ(braid_allgather(send.data(), recv.data(), count, BRAID_INT32, world()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      for (size_t s = 0; s < n; ++s)
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(recv[s * count + i], value(static_cast<int>(s), i, call))
+              << "allgather of " << count << " from rank " << s << " at " << i;
+    }
+    check_streamed(streamed_calls() - before, "BRAID_ALLGATHER_ALGO", kStreamCalls, true,
+                   "allgather of " + std::to_string(count));
+  }
+}
+
+TEST(Streaming, GatherToEveryRootIsExact) {
+  const size_t n = static_cast<size_t>(size());
+  for (size_t count : kStreamCounts)
+    for (int root = 0; root < size(); ++root) {
+      const uint64_t before = streamed_calls();
+      for (int call = 0; call < kStreamCalls; ++call) {
+        std::vector<int32_t> send(count), recv(rank() == root ? count * n : 0, -1);
+        for (size_t i = 0; i < count; ++i) send[i] = value(rank(), i, call);
+        ASSERT_EQ(braid_gather(send.data(), recv.data(), count, BRAID_INT32, root, world()),
+                  BRAID_SUCCESS)
+            << braid_last_error();
+        for (size_t i = 0; i < recv.size(); ++i)
+          ASSERT_EQ(recv[i], value(static_cast<int>(i / count), i % count, call))
+              << "gather of " << count << " to " << root << " at " << i;
+      }
+      check_streamed(streamed_calls() - before, "BRAID_GATHER_ALGO", kStreamCalls, rank() == root,
+                     "gather of " + std::to_string(count) + " to " + std::to_string(root));
+    }
+}
+
+TEST(Streaming, VariantsWithUnevenBlocksAreExact) {
+  const size_t n = static_cast<size_t>(size());
+  // Rank r sends and receives blocks of base + r * 1001 elements (rank 0's own block empty in
+  // allgatherv, so a call with nothing of its own to copy still streams the rest).
+  constexpr size_t base = 50001;
+  auto block = [&](size_t r) { return r == 0 ? size_t{0} : base + r * 1001; };
+  std::vector<size_t> counts(n), displs(n);
+  size_t total = 0;
+  for (size_t r = 0; r < n; ++r) {
+    counts[r] = block(r);
+    displs[r] = total + 1;  // a gap before each block
+    total += 1 + counts[r];
+  }
+  uint64_t before = streamed_calls();
+  const size_t me = static_cast<size_t>(rank());
+  for (int call = 0; call < kStreamCalls; ++call) {
+    std::vector<int32_t> send(counts[me]), recv(total, -1);
+    for (size_t i = 0; i < send.size(); ++i) send[i] = value(rank(), i, call);
+    ASSERT_EQ(braid_allgatherv(send.data(), counts[me], recv.data(), counts.data(), displs.data(),
+                               BRAID_INT32, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t s = 0; s < n; ++s)
+      for (size_t i = 0; i < counts[s]; ++i)
+        ASSERT_EQ(recv[displs[s] + i], value(static_cast<int>(s), i, call))
+            << "allgatherv from rank " << s << " at " << i;
+  }
+  check_streamed(streamed_calls() - before, "BRAID_ALLGATHERV_ALGO", kStreamCalls, true,
+                 "allgatherv");
+  // Alltoallv: rank r sends block(d) + r elements to rank d.
+  before = streamed_calls();
+  for (int call = 0; call < kStreamCalls; ++call) {
+    std::vector<size_t> scounts(n), sdispls(n), rcounts(n), rdispls(n);
+    size_t sent = 0, got = 0;
+    for (size_t d = 0; d < n; ++d) {
+      scounts[d] = base + d * 1001 + me;
+      sdispls[d] = sent;
+      sent += scounts[d];
+      rcounts[d] = base + me * 1001 + d;
+      rdispls[d] = got;
+      got += rcounts[d];
+    }
+    std::vector<int32_t> send(sent), recv(got, -1);
+    for (size_t i = 0; i < sent; ++i) send[i] = value(rank(), i, call);
+    ASSERT_EQ(braid_alltoallv(send.data(), scounts.data(), sdispls.data(), recv.data(),
+                              rcounts.data(), rdispls.data(), BRAID_INT32, world()),
+              BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t s = 0; s < n; ++s) {
+      // Where rank s's block for this rank starts in its send buffer.
+      size_t at = 0;
+      for (size_t d = 0; d < me; ++d) at += base + d * 1001 + s;
+      for (size_t i = 0; i < rcounts[s]; ++i)
+        ASSERT_EQ(recv[rdispls[s] + i], value(static_cast<int>(s), at + i, call))
+            << "alltoallv from rank " << s << " at " << i;
+    }
+  }
+  check_streamed(streamed_calls() - before, "BRAID_ALLTOALLV_ALGO", kStreamCalls, true,
+                 "alltoallv");
+}
+
+}  // namespace
+}  // namespace mp
