@@ -210,9 +210,10 @@ BRAID_API braid_result_t braid_wait(braid_request_t *req);
  * braid_mem_alloc buffers; "intranode_single_copy_calls": node-local collectives whose ranks
  * copied straight out of each other's ordinary buffers through cross-memory attach
  * (BRAID_CMA); "intranode_inline_calls": small blocking node-local collectives
- * completed by the calling thread alone; "intranode_streamed_calls": node-local collectives
- * whose copies into the result bypassed the cache, their buffers being larger than half the
- * last-level cache the node's ranks share (BRAID_CACHE_BYTES); "intranode_path": 1 when the
+ * completed by the calling thread alone; "intranode_streamed_calls": node-local allgather(v),
+ * alltoall(v) and gather (at the root) calls whose buffers exceeded half the last-level cache
+ * the node's ranks share, so that their copies into the result bypass the cache
+ * (BRAID_CACHE_BYTES); "intranode_path": 1 when the
  * communicator has the node-local shared-memory path, 0 when no two of its ranks share this rank's
  * node, it is off or shared memory could not be set up; "home_cpu_moves": times this process moved
  * a thread back to its own CPU, at init, after a long wait or after waking ranks that waited long,

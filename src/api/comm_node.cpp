@@ -28,18 +28,18 @@ bool keep_regions_warm() {
   }
 }
 
-// The last-level cache over this machine's first CPU and how many of `local` ranks share one
-// such cache: as many as the cache has CPUs (ranks are placed close together), or more where
-// the ranks outnumber the caches (4 ranks on the 2-core VM share its one L3). {0, local} where
+// The machine's (first) last-level cache and how many of `local` ranks share one such cache:
+// as many as the cache has cores (ranks are placed close together, a core each), or more where
+// the ranks outnumber the cores (4 ranks on the 2-core VM share its one L3). {0, local} where
 // the topology is unknown or replayed from XML (BRAID_CACHE_BYTES may still give the size).
 std::pair<size_t, int> shared_cache(int local) {
   try {
     const Topology &topo = Topology::get();
     const Topology::Cache c = topo.last_level_cache();
-    const int pus = topo.pus();
-    if (!topo.is_this_system() || c.bytes == 0 || c.pus <= 0 || pus <= 0) return {0, local};
-    const int caches = std::max(1, pus / c.pus);
-    return {c.bytes, std::max((local + caches - 1) / caches, std::min(local, c.pus))};
+    const int cores = topo.cores();
+    if (!topo.is_this_system() || c.bytes == 0 || c.cores <= 0 || cores <= 0) return {0, local};
+    const int caches = std::max(1, cores / c.cores);
+    return {c.bytes, std::max((local + caches - 1) / caches, std::min(local, c.cores))};
   } catch (const Failure &) {
     return {0, local};
   }

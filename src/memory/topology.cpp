@@ -134,13 +134,14 @@ Topology::Cache Topology::last_level_cache() const {
   for (const hwloc_obj_type_t type : {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE}) {
     const hwloc_obj_t c = hwloc_get_obj_by_type(topo_, type, 0);
     if (c != nullptr && c->attr != nullptr && c->cpuset != nullptr)
-      return {static_cast<size_t>(c->attr->cache.size), hwloc_bitmap_weight(c->cpuset)};
+      return {static_cast<size_t>(c->attr->cache.size),
+              hwloc_get_nbobjs_inside_cpuset_by_type(topo_, c->cpuset, HWLOC_OBJ_CORE)};
   }
   return {};
 }
 
-int Topology::pus() const {
-  return hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_PU);
+int Topology::cores() const {
+  return hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_CORE);
 }
 
 std::string Topology::summary() const {

@@ -47,14 +47,14 @@ class Topology {
   int device_node(const std::string &os_device) const;
   // Names of the OpenFabrics (RDMA) OS devices hwloc sees.
   std::vector<std::string> rdma_devices() const;
-  // The last-level cache (L3, else L2) over the first PU: its size and how many PUs share it;
-  // zeros where hwloc knows none.
+  // The first last-level cache (L3, else L2) in hwloc's order: its size and how many cores
+  // share it; zeros where hwloc knows none.
   struct Cache {
     size_t bytes = 0;
-    int pus = 0;
+    int cores = 0;
   };
   Cache last_level_cache() const;
-  int pus() const;
+  int cores() const;
   // One line: "2 NUMA nodes (0: 1 PU, 1951 MiB; 1: ...), 2 cores, 2 PUs".
   std::string summary() const;
 

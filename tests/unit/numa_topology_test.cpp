@@ -46,8 +46,7 @@ TEST(NumaTopology, MachineWithoutCachesHasNoLastLevelCache) {
   // The replays list no caches: nothing decides to stream copies past one (NodeChannel::streams).
   auto topo = replay("two-nodes-hca-on-node1.xml");
   EXPECT_EQ(topo->last_level_cache().bytes, 0u);
-  EXPECT_EQ(topo->last_level_cache().pus, 0);
-  EXPECT_EQ(topo->pus(), 4);
+  EXPECT_EQ(topo->last_level_cache().cores, 0);
 }
 
 TEST(NumaTopology, HcaUnderNodeOneIsNearNodeOne) {
