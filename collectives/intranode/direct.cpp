@@ -67,6 +67,7 @@ CopyTimer::CopyTimer(NodeChannel &ch, size_t bytes)
 CopyTimer::~CopyTimer() {
   if (std::uncaught_exceptions() > exceptions_) return;
   const uint64_t ns = now_ns() - start_ns_;
+  ch_.stream_measured(ns);
   if (result.weighs_call) ch_.publish_part_cost(result.single, bytes_, ns);
   if (!result.chose && !ch_.decided()) return;
   ch_.cma_measured(result.single, bytes_,

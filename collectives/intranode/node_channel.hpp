@@ -26,6 +26,7 @@
 #include "engine/coll_context.hpp"
 #include "intranode/shared_buffers.hpp"
 #include "intranode/single_copy.hpp"
+#include "intranode/stream_choice.hpp"
 #include "node/cma_mode.hpp"
 #include "node/node_map.hpp"
 #include "selection/cost_model.hpp"
@@ -179,20 +180,16 @@ class NodeChannel {
 
   // The last-level cache this rank's node shares with others: `bytes` (0: unknown), shared by
   // `ranks` of its ranks (this one included).
-  void set_shared_cache(size_t bytes, int ranks) {
-    cache_bytes_ = bytes;
-    cache_ranks_ = static_cast<size_t>(ranks > 0 ? ranks : 1);
-  }
+  void set_shared_cache(size_t bytes, int ranks) { stream_.set_cache(bytes, ranks); }
   // Whether a call in which each rank sends and receives `footprint` bytes should stream its
-  // copies into the receive buffer past the cache (copy_streaming): the buffers of the ranks
-  // sharing the cache fill more than half of it, so the destination would be evicted before
-  // anyone reads it again (and before the next call writes it). Counted when it should.
-  bool streams(size_t footprint) {
-    if (cache_bytes_ == 0 || footprint * cache_ranks_ <= cache_bytes_ / 2) return false;
-    streamed_calls_.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-  uint64_t streamed_calls() const { return streamed_calls_.load(std::memory_order_relaxed); }
+  // copies into the receive buffer past the cache (copy_streaming): by the share of the cache
+  // the buffers of the ranks sharing it fill, and in between by this rank's timings
+  // (StreamChoice; the call's CopyTimer reports them). Counted when it should.
+  bool streams(size_t footprint) { return stream_.decide(footprint, cma_retry_); }
+  // What the call whose streams() asked the chooser took (CopyTimer).
+  void stream_measured(uint64_t ns) { stream_.measured(ns, cma_retry_); }
+  uint64_t streamed_calls() const { return stream_.streamed_calls(); }
+  const StreamChoice &stream_choice() const { return stream_; }
 
   // Single copy through CMA for ordinary buffers (single_copy.hpp): BRAID_CMA's mode, and
   // whether this rank wants it for the next call of `bytes` it copies.
@@ -208,7 +205,10 @@ class NodeChannel {
   }
   bool cma_wanted(size_t bytes) {
     if (!cma_offered(bytes)) return false;
-    return cma_mode_ == detail::CmaMode::always || chooser_.prefer_single(bytes);
+    if (cma_mode_ == detail::CmaMode::always) return true;
+    const bool single = chooser_.prefer_single(bytes);
+    cma_retry_ = cma_retry_ || chooser_.retrying(bytes);
+    return single;
   }
   // For a call in which this rank reads its peers' buffers: whether it wants single copy this
   // time (its chooser, asked once per call: the answer holds until the turn ends) and can read
@@ -372,6 +372,8 @@ class NodeChannel {
   // One writer, the thread that holds the communicator: no locked add (count_inline_call).
   void end_turn() {
     decided_ = false;
+    cma_retry_ = false;
+    stream_.end_call();
     serving_.store(serving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
@@ -394,14 +396,13 @@ class NodeChannel {
   PeerMappings mappings_;
   detail::CmaMode cma_mode_ = detail::CmaMode::automatic;
   bool oversubscribed_ = false;
-  size_t cache_bytes_ = 0;  // set_shared_cache
-  size_t cache_ranks_ = 1;
+  StreamChoice stream_;
   CopyChooser chooser_;
-  bool decided_ = false;  // want_single was asked in the current turn
+  bool decided_ = false;    // want_single was asked in the current turn
+  bool cma_retry_ = false;  // the current turn retries the copy path not preferred
   bool want_ = false;
   std::vector<int8_t> cma_state_;  // per local rank: 0 not tried, 1 readable, -1 refused
   std::atomic<uint64_t> single_copy_calls_{0};
-  std::atomic<uint64_t> streamed_calls_{0};
   std::atomic<uint64_t> direct_calls_{0};
   std::atomic<uint64_t> inline_calls_{0};
 };

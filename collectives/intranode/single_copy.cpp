@@ -164,6 +164,14 @@ void CopyChooser::seed(size_t bytes, double windows_ns_per_byte, double single_n
   c.predicted = {true, true};
 }
 
+bool CopyChooser::preferred(size_t bytes) const {
+  const Class &c = classes_[class_of(bytes)];
+  if (c.burst > 0 || c.late) return c.single_was_best;
+  if (c.ns_per_byte[1] == 0) return true;
+  if (c.ns_per_byte[0] == 0) return false;
+  return c.ns_per_byte[1] < c.ns_per_byte[0];
+}
+
 double CopyChooser::rate(bool single, size_t bytes) const {
   return classes_[class_of(bytes)].ns_per_byte[single ? 1 : 0];
 }

@@ -55,6 +55,11 @@ class CopyChooser {
   // waits for the first retry, instead of each path once (a cold single copy cost 7x a
   // windowed call once). Measurements replace the figures.
   void seed(size_t bytes, double windows_ns_per_byte, double single_ns_per_byte);
+  // The path kept for `bytes` (the one a retry under way would return to), without counting a
+  // call or starting a retry.
+  bool preferred(size_t bytes) const;
+  // Whether the call prefer_single just answered for `bytes` is a retry of the other path.
+  bool retrying(size_t bytes) const { return classes_[class_of(bytes)].retrying; }
   // Nanoseconds per byte measured lately on each path (0: never measured), for tests.
   double rate(bool single, size_t bytes) const;
 

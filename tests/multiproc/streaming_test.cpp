@@ -1,8 +1,10 @@
 // Copies into a collective's result that stream past the cache (kernels/stream_copy.hpp), taken
-// where the call's buffers fill more than half the last-level cache the node's ranks share.
+// where the call's buffers fill more than four times the last-level cache the node's ranks share,
+// and between half and four times it where the rank's timings say so (StreamChoice).
 // BRAID_CACHE_BYTES stands in for hwloc's size: 1 makes every node-local call that copies stream
 // (multiproc.*.cma_on, multiproc.*.streamed_windows), 0 none; there the counter
-// intranode_streamed_calls must say so, call by call. Results are checked in every variant.
+// intranode_streamed_calls must say so, call by call; 4000000 puts TimedCallsAreExactEitherWay
+// between the bounds (multiproc.2ranks.cma_off). Results are checked in every variant.
 #include <braid/braid.hpp>
 
 #include <cstdint>
@@ -35,6 +37,35 @@ void check_streamed(uint64_t moved, const char *algo_var, int calls, bool copies
 // Past what travels with the call records, an odd size, and one past the windows' 256 KiB.
 constexpr size_t kStreamCounts[] = {4099, 100003};
 constexpr int kStreamCalls = 2;
+
+// Between the bounds each rank times its calls streamed and not, so the two follow each other
+// call by call (the first of a size streams, the next does not, retries switch back): every
+// result exact. Under BRAID_CACHE_BYTES=4000000 at 2 ranks the call's buffers (4 blocks of
+// 1.2 MB a rank) fill 1.2 or 2.4 times that cache, whether one rank or two share it.
+TEST(Streaming, TimedCallsAreExactEitherWay) {
+  const size_t n = static_cast<size_t>(size());
+  constexpr size_t kCount = 300007;
+  constexpr int kCalls = 24;
+  const uint64_t before = streamed_calls();
+  for (int call = 0; call < kCalls; ++call) {
+    std::vector<int32_t> send(kCount * n), recv(kCount * n, -1);
+    for (size_t i = 0; i < send.size(); ++i) send[i] = value(rank(), i, call);
+    ASSERT_EQ(braid_alltoall(send.data(), recv.data(), kCount, BRAID_INT32, world()), BRAID_SUCCESS)
+        << braid_last_error();
+    for (size_t s = 0; s < n; ++s)
+      for (size_t i = 0; i < kCount; ++i)
+        ASSERT_EQ(recv[s * kCount + i],
+                  value(static_cast<int>(s), static_cast<size_t>(rank()) * kCount + i, call))
+            << "call " << call << " from rank " << s << " at " << i;
+  }
+  const uint64_t moved = streamed_calls() - before;
+  const char *v = std::getenv("BRAID_CACHE_BYTES");
+  if (v != nullptr && std::string(v) == "4000000" && n == 2 &&
+      shm_selected("BRAID_ALLTOALL_ALGO")) {
+    EXPECT_GE(moved, 1u) << "the first call between the bounds streams";
+    EXPECT_LT(moved, static_cast<uint64_t>(kCalls)) << "the second does not";
+  }
+}
 
 TEST(Streaming, AlltoallAndAllgatherAreExact) {
   const size_t n = static_cast<size_t>(size());

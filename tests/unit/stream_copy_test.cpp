@@ -1,7 +1,7 @@
 // Copies into a collective's result that stream past the cache: the copy itself at every
-// alignment of source and destination and around its 64-byte steps, the rule that decides when
-// a call streams (NodeChannel::streams), and the cache size it is measured against (hwloc's
-// last-level cache, Topology::last_level_cache).
+// alignment of source and destination and around its 64-byte steps, the bounds that decide when
+// a call streams (NodeChannel::streams; between them stream_choice_test.cpp), and the cache size
+// they are measured against (hwloc's last-level cache, Topology::last_level_cache).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -83,20 +83,25 @@ TEST_F(Streams, NothingStreamsWhileTheCacheIsUnknown) {
   EXPECT_EQ(ch_->streamed_calls(), 0u);
 }
 
-TEST_F(Streams, CallsStreamOnceTheirRanksFillHalfTheCache) {
+TEST_F(Streams, CallsStreamPastHalfTheCacheAndAlwaysPastFourTimesIt) {
   // 32 MiB shared by 2 ranks (the EPYC VM's L3 at 2 ranks): half is 16 MiB, 8 MiB a rank.
   ch_->set_shared_cache(size_t{32} << 20, 2);
   EXPECT_FALSE(ch_->streams(size_t{8} << 20));
+  // Just past half: the rank's timings decide (StreamChoice), and a size's first call streams.
   EXPECT_TRUE(ch_->streams((size_t{8} << 20) + 1));
-  // The same call with 4 ranks on that cache: half the bytes a rank.
+  ch_->end_turn();
+  // Past four times the cache every call streams, nothing timed.
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ch_->streams((size_t{64} << 20) + 1));
+  EXPECT_EQ(ch_->stream_choice().rate(true, (size_t{64} << 20) + 1), 0.0);
+  // The same calls with 4 ranks on that cache: half the bytes a rank.
   ch_->set_shared_cache(size_t{32} << 20, 4);
   EXPECT_FALSE(ch_->streams(size_t{4} << 20));
-  EXPECT_TRUE(ch_->streams((size_t{4} << 20) + 1));
-  EXPECT_EQ(ch_->streamed_calls(), 2u);
+  EXPECT_TRUE(ch_->streams((size_t{32} << 20) + 1));
+  EXPECT_EQ(ch_->streamed_calls(), 5u);
   // BRAID_CACHE_BYTES=1: every call that copies anything streams.
   ch_->set_shared_cache(1, 2);
   EXPECT_TRUE(ch_->streams(1));
-  EXPECT_EQ(ch_->streamed_calls(), 3u);
+  EXPECT_EQ(ch_->streamed_calls(), 6u);
 }
 
 TEST(StreamTopology, LastLevelCacheIsTheOneSysfsNames) {

@@ -1,0 +1,63 @@
+// Whether a node-local call streams its copies into the result past the cache (copy_streaming,
+// kernels/stream_copy.hpp), decided by each rank for its own copies.
+//
+// What the cache holds between calls is not the machine's alone: on the 2-core EPYC VM, whose
+// guest sees 32 MiB of L3, a 2-rank 4 MiB allgather (its ranks' buffers 24 MiB) ran 1.33x Open
+// MPI without streaming and 1.01x with it on 2026-12-01 at 04:00, and 0.84x without, 1.24x with
+// at 09:00 the same day (memcpy of 4 MiB 20-30 GB/s then, 49 GB/s later: the host's other guests
+// take a share of the cache that changes by the hour). So the cache size only bounds the
+// question: calls whose ranks' buffers fill at most half the cache never stream (they stay
+// cached: 7-17% slower streamed on both days), those filling more than four times it always do
+// (faster on both days: 4-rank alltoall of 4-16 MiB 0.88-0.92x against 1.01-1.22x), and in
+// between each rank times its calls both ways, as CopyChooser times single copy against the
+// windows, and keeps the faster.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "intranode/single_copy.hpp"
+
+namespace braid::coll {
+
+class StreamChoice {
+ public:
+  // The call's buffers (what each rank sends and receives, times the ranks sharing the cache)
+  // as a share of the cache: at most kNever never streams, above kAlways always does.
+  static constexpr double kNever = 0.5;
+  static constexpr double kAlways = 4.0;
+
+  // The last-level cache: `bytes` (0: unknown, nothing streams; 1: BRAID_CACHE_BYTES=1, every
+  // call streams) shared by `ranks` of the node's ranks.
+  void set_cache(size_t bytes, int ranks) {
+    cache_bytes_ = bytes;
+    cache_ranks_ = static_cast<size_t>(ranks > 0 ? ranks : 1);
+  }
+  // Whether this call, in which each rank sends and receives `footprint` bytes, streams. Where
+  // the chooser decides, `hold` keeps its current choice without starting a retry (the call is
+  // already a retry of the copy path, whose time would say nothing about streaming), and the
+  // call's time is expected from measured(). Counted when it streams.
+  bool decide(size_t footprint, bool hold);
+  // What the call decided above took, from its agreement to its end; `skip`: do not count it
+  // (a retry of the copy path ran). Ignored when the call did not ask the chooser.
+  void measured(uint64_t ns, bool skip);
+  // The call is over (measured or not).
+  void end_call() { pending_ = false; }
+
+  uint64_t streamed_calls() const { return streamed_calls_.load(std::memory_order_relaxed); }
+  // Nanoseconds per byte of footprint measured lately with (`streamed`) and without streaming
+  // in the size class of `footprint` (0: never measured), for tests.
+  double rate(bool streamed, size_t footprint) const { return chooser_.rate(streamed, footprint); }
+
+ private:
+  size_t cache_bytes_ = 0;
+  size_t cache_ranks_ = 1;
+  CopyChooser chooser_;  // "single" is streaming, "windows" not
+  bool pending_ = false;
+  bool streamed_ = false;
+  size_t footprint_ = 0;
+  std::atomic<uint64_t> streamed_calls_{0};
+};
+
+}  // namespace braid::coll

@@ -1,0 +1,92 @@
+// StreamChoice between its bounds: each rank times its calls with and without streaming stores
+// and keeps the faster, trying the other now and then; a call that retries the copy path
+// (single copy against the windows) neither starts a retry of streaming nor counts.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "intranode/stream_choice.hpp"
+
+namespace braid::coll {
+namespace {
+
+constexpr size_t kCache = size_t{32} << 20;
+constexpr size_t kInBetween = size_t{16} << 20;  // 2 ranks: the cache once over
+
+// Runs `calls` calls of kInBetween whose time is `streamed_ns` or `plain_ns` by the choice;
+// returns how many of the last `tail` streamed (`all`: how many of them all).
+int run(StreamChoice &choice, int calls, int tail, uint64_t streamed_ns, uint64_t plain_ns,
+        int *all = nullptr) {
+  int streamed = 0;
+  for (int i = 0; i < calls; ++i) {
+    const bool s = choice.decide(kInBetween, false);
+    choice.measured(s ? streamed_ns : plain_ns, false);
+    if (i >= calls - tail) streamed += s;
+    if (all != nullptr) *all += s;
+  }
+  return streamed;
+}
+
+TEST(StreamChoice, KeepsStreamingWhereItIsFaster) {
+  StreamChoice choice;
+  choice.set_cache(kCache, 2);
+  int all = 0;
+  const int streamed = run(choice, 300, 200, 1'000'000, 2'000'000, &all);
+  EXPECT_GE(streamed, 190) << "of the last 200 calls";
+  EXPECT_EQ(choice.streamed_calls(), static_cast<uint64_t>(all));
+  EXPECT_NEAR(choice.rate(true, kInBetween), 1e6 / static_cast<double>(kInBetween), 1e-9);
+  EXPECT_NEAR(choice.rate(false, kInBetween), 2e6 / static_cast<double>(kInBetween), 1e-9);
+}
+
+TEST(StreamChoice, DropsStreamingWhereItIsSlower) {
+  StreamChoice choice;
+  choice.set_cache(kCache, 2);
+  int all = 0;
+  const int streamed = run(choice, 300, 200, 2'000'000, 1'000'000, &all);
+  EXPECT_LE(streamed, 10) << "of the last 200 calls (retries only)";
+  // The size's first call (cold, not counted), then at least one retry that measured it.
+  EXPECT_GT(all, 1) << "streaming is never tried again";
+  EXPECT_NEAR(choice.rate(true, kInBetween), 2e6 / static_cast<double>(kInBetween), 1e-9);
+}
+
+TEST(StreamChoice, FollowsAMachineThatChanges) {
+  StreamChoice choice;
+  choice.set_cache(kCache, 2);
+  EXPECT_LE(run(choice, 200, 100, 2'000'000, 1'000'000), 10);
+  EXPECT_GE(run(choice, 2000, 100, 1'000'000, 2'000'000), 95);
+}
+
+TEST(StreamChoice, ACopyPathRetryHoldsTheChoiceUncounted) {
+  StreamChoice choice;
+  choice.set_cache(kCache, 2);
+  run(choice, 50, 0, 1'000'000, 2'000'000);
+  const double before = choice.rate(true, kInBetween);
+  for (int i = 0; i < 50; ++i) {
+    // Held: the kept choice (streaming), whatever its time, and no figure moves.
+    EXPECT_TRUE(choice.decide(kInBetween, true));
+    choice.measured(9'000'000, false);
+    // Asked but the copy path turned out retried: not counted either.
+    choice.decide(kInBetween, false);
+    choice.measured(9'000'000, true);
+  }
+  EXPECT_EQ(choice.rate(true, kInBetween), before);
+}
+
+TEST(StreamChoice, OutsideItsBoundsNothingIsTimed) {
+  StreamChoice choice;
+  choice.set_cache(kCache, 2);
+  EXPECT_FALSE(choice.decide(kCache / 4, false));  // half the cache: never
+  choice.measured(1, false);
+  EXPECT_TRUE(choice.decide(kCache * 2 + 1, false));  // past four times it: always
+  choice.measured(1, false);
+  EXPECT_EQ(choice.rate(false, kCache / 4), 0.0);
+  EXPECT_EQ(choice.rate(true, kCache * 2 + 1), 0.0);
+  EXPECT_EQ(choice.streamed_calls(), 1u);
+  StreamChoice unknown;  // no cache size: never
+  EXPECT_FALSE(unknown.decide(size_t{1} << 40, false));
+  EXPECT_EQ(unknown.streamed_calls(), 0u);
+}
+
+}  // namespace
+}  // namespace braid::coll
