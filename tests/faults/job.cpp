@@ -14,6 +14,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/free_port.hpp"
+
 namespace faults {
 namespace {
 
@@ -117,15 +119,7 @@ Process spawn(const std::vector<std::string> &argv, const Env &env) {
 }
 
 int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
+  return braid::test::free_port();
 }
 
 JobOutput run_by_hand(int size, const Env &env, double deadline_s) {

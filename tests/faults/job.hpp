@@ -39,7 +39,8 @@ JobOutput run_by_hand(int size, const Env &env, double deadline_s);
 // The same under braidrun -n size --tag-output.
 JobOutput run_under_braidrun(int size, const Env &env, double deadline_s);
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
+// A TCP port on 127.0.0.1 that was free a moment ago, outside the ephemeral range
+// (tests/common/free_port.hpp).
 int free_port();
 
 // Runs one process with env, returning stdout+stderr and its exit code.

@@ -19,22 +19,13 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "common/free_port.hpp"
 #include "error.hpp"
 
 namespace braid::detail::testing {
 
-// A port nothing listens on right now (the kernel's choice for an ephemeral bind).
-inline uint16_t free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+// A port nothing listens on right now, outside the kernel's ephemeral range.
+using braid::test::free_port;
 
 inline BootstrapConfig config(int rank, int size, uint16_t port, std::string key = "job-key",
                               double timeout_s = 2.0) {
