@@ -67,11 +67,13 @@ CopyTimer::CopyTimer(NodeChannel &ch, size_t bytes)
 CopyTimer::~CopyTimer() {
   if (std::uncaught_exceptions() > exceptions_) return;
   const uint64_t ns = now_ns() - start_ns_;
-  ch_.stream_measured(ns);
+  // A call that tried streaming's other way says little about the copy path: not reported.
+  const bool stream_unsettled = ch_.stream_measured(ns);
   if (result.weighs_call) ch_.publish_part_cost(result.single, bytes_, ns);
   if (!result.chose && !ch_.decided()) return;
-  ch_.cma_measured(result.single, bytes_,
-                   result.weighs_call ? ch_.call_cost(result.single, bytes_, ns) : ns);
+  if (!stream_unsettled)
+    ch_.cma_measured(result.single, bytes_,
+                     result.weighs_call ? ch_.call_cost(result.single, bytes_, ns) : ns);
   if (result.read_root >= 0) ch_.publish_read_choice(result.read_root, bytes_);
 }
 

@@ -18,12 +18,15 @@
 // J + 1 - kBuffers, i.e. nobody still reads that buffer's previous window.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/coll_context.hpp"
+#include "engine/coll_kind.hpp"
 #include "intranode/shared_buffers.hpp"
 #include "intranode/single_copy.hpp"
 #include "intranode/stream_choice.hpp"
@@ -180,16 +183,33 @@ class NodeChannel {
 
   // The last-level cache this rank's node shares with others: `bytes` (0: unknown), shared by
   // `ranks` of its ranks (this one included).
-  void set_shared_cache(size_t bytes, int ranks) { stream_.set_cache(bytes, ranks); }
-  // Whether a call in which each rank sends and receives `footprint` bytes should stream its
-  // copies into the receive buffer past the cache (copy_streaming): by the share of the cache
-  // the buffers of the ranks sharing it fill, and in between by this rank's timings
-  // (StreamChoice; the call's CopyTimer reports them). Counted when it should.
-  bool streams(size_t footprint) { return stream_.decide(footprint, cma_retry_); }
-  // What the call whose streams() asked the chooser took (CopyTimer).
-  void stream_measured(uint64_t ns) { stream_.measured(ns, cma_retry_); }
-  uint64_t streamed_calls() const { return stream_.streamed_calls(); }
-  const StreamChoice &stream_choice() const { return stream_; }
+  void set_shared_cache(size_t bytes, int ranks) {
+    for (StreamChoice &s : stream_) s.set_cache(bytes, ranks);
+  }
+  // Whether a call of `kind` in which each rank sends and receives `footprint` bytes should
+  // stream its copies into the receive buffer past the cache (copy_streaming): by the share of
+  // the cache the buffers of the ranks sharing it fill, and in between by this rank's timings
+  // of that kind (StreamChoice; the call's CopyTimer reports them: a gather's root copies
+  // n - 1 blocks for a footprint of two, an alltoall n - 1 for 2n). Counted when it should.
+  bool streams(CollKind kind, size_t footprint) {
+    pending_stream_ = &stream_[static_cast<size_t>(kind)];
+    return pending_stream_->decide(footprint, cma_retry_);
+  }
+  // What the call whose streams() asked the chooser took (CopyTimer); true when the call
+  // tried streaming's other way or was the first after such a try (its time then says little
+  // about the copy path).
+  bool stream_measured(uint64_t ns) {
+    return pending_stream_ != nullptr &&
+           std::exchange(pending_stream_, nullptr)->measured(ns, cma_retry_);
+  }
+  uint64_t streamed_calls() const {
+    uint64_t n = 0;
+    for (const StreamChoice &s : stream_) n += s.streamed_calls();
+    return n;
+  }
+  const StreamChoice &stream_choice(CollKind kind) const {
+    return stream_[static_cast<size_t>(kind)];
+  }
 
   // Single copy through CMA for ordinary buffers (single_copy.hpp): BRAID_CMA's mode, and
   // whether this rank wants it for the next call of `bytes` it copies.
@@ -207,7 +227,7 @@ class NodeChannel {
     if (!cma_offered(bytes)) return false;
     if (cma_mode_ == detail::CmaMode::always) return true;
     const bool single = chooser_.prefer_single(bytes);
-    cma_retry_ = cma_retry_ || chooser_.retrying(bytes);
+    cma_retry_ = cma_retry_ || chooser_.unsettled(bytes);
     return single;
   }
   // For a call in which this rank reads its peers' buffers: whether it wants single copy this
@@ -373,7 +393,7 @@ class NodeChannel {
   void end_turn() {
     decided_ = false;
     cma_retry_ = false;
-    stream_.end_call();
+    if (pending_stream_ != nullptr) std::exchange(pending_stream_, nullptr)->end_call();
     serving_.store(serving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
@@ -396,10 +416,11 @@ class NodeChannel {
   PeerMappings mappings_;
   detail::CmaMode cma_mode_ = detail::CmaMode::automatic;
   bool oversubscribed_ = false;
-  StreamChoice stream_;
+  std::array<StreamChoice, kKindCount> stream_;  // per collective kind
+  StreamChoice *pending_stream_ = nullptr;       // the one the current turn asked
   CopyChooser chooser_;
   bool decided_ = false;    // want_single was asked in the current turn
-  bool cma_retry_ = false;  // the current turn retries the copy path not preferred
+  bool cma_retry_ = false;  // the current turn retries the copy path not kept, or follows one
   bool want_ = false;
   std::vector<int8_t> cma_state_;  // per local rank: 0 not tried, 1 readable, -1 refused
   std::atomic<uint64_t> single_copy_calls_{0};

@@ -36,7 +36,8 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   // Nothing to copy in place. Each rank sends a block and receives n.
-  const OwnBlock own{place(me), send, block, ch.streams(block * (ch.size() + 1))};
+  const OwnBlock own{place(me), send, block,
+                     ch.streams(CollKind::allgather, block * (ch.size() + 1))};
   CopyTimer timer(ch, block);
   co_await allgather_direct(ctx, ch, ticket, args, own, &timer.result);
   if (timer.result.ran) co_return;

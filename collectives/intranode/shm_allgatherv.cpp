@@ -54,7 +54,8 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   check_allgatherv_counts(ch, ticket, args);
   size_t footprint = own_bytes;  // sent and received
   for (int s = 0; s < ch.size(); ++s) footprint += bytes_of(s);
-  const OwnBlock own{place(me), send, own_bytes, ch.streams(footprint)};  // none in place
+  const OwnBlock own{place(me), send, own_bytes,
+                     ch.streams(CollKind::allgatherv, footprint)};  // none in place
   CopyTimer timer(ch, largest);
   co_await allgatherv_direct(ctx, ch, ticket, args, ref_at, own, &timer.result);
   if (timer.result.ran) co_return;

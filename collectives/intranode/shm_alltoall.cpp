@@ -38,7 +38,8 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
   const DirectRefs refs = direct_refs(ch, args);
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   // Nothing to copy in place. Each rank sends and receives n blocks.
-  const OwnBlock own{recv + at(me), send + at(me), block, ch.streams(2 * block * n)};
+  const OwnBlock own{recv + at(me), send + at(me), block,
+                     ch.streams(CollKind::alltoall, 2 * block * n)};
   CopyTimer timer(ch, block);
   co_await alltoall_direct(ctx, ch, ticket, args, own, &timer.result);
   if (timer.result.ran) co_return;

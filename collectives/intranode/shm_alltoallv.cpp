@@ -83,7 +83,8 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
   for (int s = 0; s < n; ++s) largest = std::max(largest, words(s)[0]);
   size_t footprint = 0;  // sent and received
   for (int s = 0; s < n; ++s) footprint += in_bytes(s) + out_bytes(s);
-  const OwnBlock own{in(me), out(me), in_bytes(me), ch.streams(footprint)};  // none in place
+  const OwnBlock own{in(me), out(me), in_bytes(me),
+                     ch.streams(CollKind::alltoallv, footprint)};  // none in place
   CopyTimer timer(ch, largest_in);
   co_await alltoallv_direct(ctx, ch, ticket, args, ref_at, own, &timer.result);
   if (timer.result.ran) co_return;

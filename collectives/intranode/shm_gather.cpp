@@ -43,7 +43,7 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   co_await agree_on_call(ctx, ch, ticket, args, &refs, sizeof refs);
   // Each rank sends a block and the root receives n: two blocks a rank on average.
   const OwnBlock own{me == root ? place(me) : nullptr, send, me == root ? block : 0,
-                     me == root && ch.streams(2 * block)};
+                     me == root && ch.streams(CollKind::gather, 2 * block)};
   CopyTimer timer(ch, block);
   co_await gather_direct(ctx, ch, ticket, args, root, own, &timer.result);
   // On shared cores the root judges the windows and single copy by the whole call: with single

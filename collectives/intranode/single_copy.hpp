@@ -58,8 +58,12 @@ class CopyChooser {
   // The path kept for `bytes` (the one a retry under way would return to), without counting a
   // call or starting a retry.
   bool preferred(size_t bytes) const;
-  // Whether the call prefer_single just answered for `bytes` is a retry of the other path.
-  bool retrying(size_t bytes) const { return classes_[class_of(bytes)].retrying; }
+  // Whether the call prefer_single just answered for `bytes` is a retry of the other path, or
+  // the first back on the path kept after one (which may find it cold, and is not counted).
+  bool unsettled(size_t bytes) const {
+    const Class &c = classes_[class_of(bytes)];
+    return c.retrying || c.settling;
+  }
   // Nanoseconds per byte measured lately on each path (0: never measured), for tests.
   double rate(bool single, size_t bytes) const;
 

@@ -10,7 +10,8 @@
 // cached: 7-17% slower streamed on both days), those filling more than four times it always do
 // (faster on both days: 4-rank alltoall of 4-16 MiB 0.88-0.92x against 1.01-1.22x), and in
 // between each rank times its calls both ways, as CopyChooser times single copy against the
-// windows, and keeps the faster.
+// windows, and keeps the faster (NodeChannel holds one StreamChoice per collective kind: their
+// times per byte of footprint differ).
 #pragma once
 
 #include <atomic>
@@ -29,7 +30,7 @@ class StreamChoice {
   static constexpr double kAlways = 4.0;
 
   // The last-level cache: `bytes` (0: unknown, nothing streams; 1: BRAID_CACHE_BYTES=1, every
-  // call streams) shared by `ranks` of the node's ranks.
+  // call that copies streams) shared by `ranks` of the node's ranks.
   void set_cache(size_t bytes, int ranks) {
     cache_bytes_ = bytes;
     cache_ranks_ = static_cast<size_t>(ranks > 0 ? ranks : 1);
@@ -40,8 +41,10 @@ class StreamChoice {
   // call's time is expected from measured(). Counted when it streams.
   bool decide(size_t footprint, bool hold);
   // What the call decided above took, from its agreement to its end; `skip`: do not count it
-  // (a retry of the copy path ran). Ignored when the call did not ask the chooser.
-  void measured(uint64_t ns, bool skip);
+  // (a retry of the copy path ran). Ignored when the call did not ask the chooser. Returns
+  // whether the call tried the way not kept, or was the first back after such a retry: its
+  // time says little about the copy path either (CopyTimer does not report it there).
+  bool measured(uint64_t ns, bool skip);
   // The call is over (measured or not).
   void end_call() { pending_ = false; }
 
@@ -56,6 +59,7 @@ class StreamChoice {
   CopyChooser chooser_;  // "single" is streaming, "windows" not
   bool pending_ = false;
   bool streamed_ = false;
+  bool unsettled_ = false;  // the pending call retries the way not kept, or follows a retry
   size_t footprint_ = 0;
   std::atomic<uint64_t> streamed_calls_{0};
 };

@@ -213,13 +213,13 @@ BRAID_API braid_result_t braid_wait(braid_request_t *req);
  * completed by the calling thread alone; "intranode_streamed_calls": node-local allgather(v),
  * alltoall(v) and gather (at the root) calls whose copies into the result bypassed the cache:
  * their buffers exceeded four times the last-level cache the node's ranks share, or half of it
- * and the rank's timings favoured streaming (BRAID_CACHE_BYTES); "intranode_path": 1 when the
- * communicator has the node-local shared-memory path, 0 when no two of its ranks share this rank's
- * node, it is off or shared memory could not be set up; "home_cpu_moves": times this process moved
- * a thread back to its own CPU, at init, after a long wait or after waking ranks that waited long,
- * where ranks with one unbound mask outnumber its CPUs (BRAID_HOME_CPU); "collectives_started",
- * always last). Copies up to *n into
- * out and sets *n to the number available; call with *n = 0 to size the array. */
+ * and the rank's timings chose (or tried) streaming (BRAID_CACHE_BYTES); "intranode_path": 1
+ * when the communicator has the node-local shared-memory path, 0 when no two of its ranks share
+ * this rank's node, it is off or shared memory could not be set up; "home_cpu_moves": times this
+ * process moved a thread back to its own CPU, at init, after a long wait or after waking ranks that
+ * waited long, where ranks with one unbound mask outnumber its CPUs (BRAID_HOME_CPU);
+ * "collectives_started", always last). Copies up to *n into out and sets *n to the number
+ * available; call with *n = 0 to size the array. */
 typedef struct braid_counter {
   char name[48];
   uint64_t value;

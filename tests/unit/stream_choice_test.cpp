@@ -73,6 +73,30 @@ TEST(StreamChoice, ACopyPathRetryHoldsTheChoiceUncounted) {
   EXPECT_EQ(choice.rate(true, kInBetween), before);
 }
 
+// The copy path's chooser (CopyTimer) skips the calls that tried streaming's other way and the
+// first after them: measured() says which.
+TEST(StreamChoice, SaysWhichCallsTriedTheOtherWay) {
+  StreamChoice choice;
+  choice.set_cache(kCache, 2);
+  run(choice, 10, 0, 1'000'000, 2'000'000);  // streaming kept
+  int tried = 0, flagged = 0, after_try = 0;
+  bool previous_tried = false;
+  for (int i = 0; i < 400; ++i) {
+    const bool s = choice.decide(kInBetween, false);
+    const bool unsettled = choice.measured(s ? 1'000'000 : 2'000'000, false);
+    if (!s) {
+      ++tried;
+      EXPECT_TRUE(unsettled) << "call " << i << " tried the plain copy";
+    }
+    if (s && previous_tried) after_try += unsettled;
+    flagged += unsettled;
+    previous_tried = !s;
+  }
+  EXPECT_GT(tried, 0);
+  EXPECT_GT(after_try, 0) << "the first call back on streaming is flagged too";
+  EXPECT_LE(flagged, 2 * tried + 2);
+}
+
 TEST(StreamChoice, OutsideItsBoundsNothingIsTimed) {
   StreamChoice choice;
   choice.set_cache(kCache, 2);

@@ -77,30 +77,30 @@ class Streams : public testing::Test {
 };
 
 TEST_F(Streams, NothingStreamsWhileTheCacheIsUnknown) {
-  EXPECT_FALSE(ch_->streams(size_t{1} << 40));
+  EXPECT_FALSE(ch_->streams(CollKind::alltoall, size_t{1} << 40));
   ch_->set_shared_cache(0, 4);
-  EXPECT_FALSE(ch_->streams(size_t{1} << 40));
+  EXPECT_FALSE(ch_->streams(CollKind::alltoall, size_t{1} << 40));
   EXPECT_EQ(ch_->streamed_calls(), 0u);
 }
 
 TEST_F(Streams, CallsStreamPastHalfTheCacheAndAlwaysPastFourTimesIt) {
   // 32 MiB shared by 2 ranks (the EPYC VM's L3 at 2 ranks): half is 16 MiB, 8 MiB a rank.
   ch_->set_shared_cache(size_t{32} << 20, 2);
-  EXPECT_FALSE(ch_->streams(size_t{8} << 20));
+  EXPECT_FALSE(ch_->streams(CollKind::alltoall, size_t{8} << 20));
   // Just past half: the rank's timings decide (StreamChoice), and a size's first call streams.
-  EXPECT_TRUE(ch_->streams((size_t{8} << 20) + 1));
+  EXPECT_TRUE(ch_->streams(CollKind::alltoall, (size_t{8} << 20) + 1));
   ch_->end_turn();
   // Past four times the cache every call streams, nothing timed.
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ch_->streams((size_t{64} << 20) + 1));
-  EXPECT_EQ(ch_->stream_choice().rate(true, (size_t{64} << 20) + 1), 0.0);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ch_->streams(CollKind::alltoall, (size_t{64} << 20) + 1));
+  EXPECT_EQ(ch_->stream_choice(CollKind::alltoall).rate(true, (size_t{64} << 20) + 1), 0.0);
   // The same calls with 4 ranks on that cache: half the bytes a rank.
   ch_->set_shared_cache(size_t{32} << 20, 4);
-  EXPECT_FALSE(ch_->streams(size_t{4} << 20));
-  EXPECT_TRUE(ch_->streams((size_t{32} << 20) + 1));
+  EXPECT_FALSE(ch_->streams(CollKind::alltoall, size_t{4} << 20));
+  EXPECT_TRUE(ch_->streams(CollKind::alltoall, (size_t{32} << 20) + 1));
   EXPECT_EQ(ch_->streamed_calls(), 5u);
   // BRAID_CACHE_BYTES=1: every call that copies anything streams.
   ch_->set_shared_cache(1, 2);
-  EXPECT_TRUE(ch_->streams(1));
+  EXPECT_TRUE(ch_->streams(CollKind::alltoall, 1));
   EXPECT_EQ(ch_->streamed_calls(), 6u);
 }
 
