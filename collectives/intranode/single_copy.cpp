@@ -138,7 +138,7 @@ void CopyChooser::measured(bool single, size_t bytes, uint64_t ns) {
   const bool warming = r < 0.75 * c.last_retry;
   const bool near_kept = r < kCloseRetry * c.ns_per_byte[c.single_was_best ? 1 : 0];
   c.last_retry = r;
-  if (retried && single_is_best == c.single_was_best && c.burst + 1 < kRetryCalls &&
+  if (retried && single_is_best == c.single_was_best && c.burst + 1 < retry_calls_ &&
       (warming || near_kept)) {
     ++c.burst;
     return;

@@ -45,6 +45,8 @@ void allow_cma_readers();
 class CopyChooser {
  public:
   static constexpr size_t kClasses = 32;  // 4 KiB, 8 KiB, ... (the last takes all above)
+  // `retry_calls`: the longest retry burst (kRetryCalls where the path warms up over calls).
+  explicit CopyChooser(uint32_t retry_calls = kRetryCalls) : retry_calls_(retry_calls) {}
   static size_t class_of(size_t bytes);
   // Whether the next call of `bytes` should go single-copy.
   bool prefer_single(size_t bytes);
@@ -121,6 +123,7 @@ class CopyChooser {
     std::array<double, 2> model{0, 0};            // the model's figures (seed)
     std::array<bool, 2> cold{true, true};         // the path has not run in this class yet
   };
+  uint32_t retry_calls_;
   std::array<Class, kClasses> classes_{};
 };
 

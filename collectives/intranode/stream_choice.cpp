@@ -9,19 +9,19 @@ bool StreamChoice::decide(size_t footprint, bool hold) {
     streamed_calls_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
-  const double share = static_cast<double>(footprint) * static_cast<double>(cache_ranks_) /
-                       static_cast<double>(cache_bytes_);
+  const double share = this->share(footprint);
   bool streams = share > kAlways;
   if (share > kNever && !streams) {
-    // The first call of a size class streams and is not counted (it is cold either way: the
-    // first writes into a receive buffer's pages); the seed then puts first whichever the share
-    // suggests, until each has been timed.
+    // The chooser's "single" is the way the share suggests: a class's first three calls go that
+    // way (the first not counted: cold either way, the first writes into a receive buffer's
+    // pages), the fourth and fifth try the other.
     if (chooser_.rate(true, footprint) == 0 && chooser_.rate(false, footprint) == 0)
-      chooser_.seed(footprint, 1.0, share > 1 ? 0.9 : 1.1);
-    streams = hold ? chooser_.preferred(footprint) : chooser_.prefer_single(footprint);
+      chooser_.seed(footprint, 1.0, 0.9);
+    const bool suggested = hold ? chooser_.preferred(footprint) : chooser_.prefer_single(footprint);
+    streams = suggested == suggests_streaming(footprint);
     pending_ = !hold;
     unsettled_ = !hold && chooser_.unsettled(footprint);
-    streamed_ = streams;
+    suggested_ = suggested;
     footprint_ = footprint;
   }
   if (streams) streamed_calls_.fetch_add(1, std::memory_order_relaxed);
@@ -31,8 +31,13 @@ bool StreamChoice::decide(size_t footprint, bool hold) {
 bool StreamChoice::measured(uint64_t ns, bool skip) {
   if (!pending_) return false;
   pending_ = false;
-  if (!skip) chooser_.measured(streamed_, footprint_, ns);
+  if (!skip) chooser_.measured(suggested_, footprint_, ns);
   return unsettled_;
+}
+
+double StreamChoice::rate(bool streamed, size_t footprint) const {
+  if (cache_bytes_ == 0) return 0;
+  return chooser_.rate(streamed == suggests_streaming(footprint), footprint);
 }
 
 }  // namespace braid::coll

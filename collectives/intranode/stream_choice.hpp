@@ -51,14 +51,29 @@ class StreamChoice {
   uint64_t streamed_calls() const { return streamed_calls_.load(std::memory_order_relaxed); }
   // Nanoseconds per byte of footprint measured lately with (`streamed`) and without streaming
   // in the size class of `footprint` (0: never measured), for tests.
-  double rate(bool streamed, size_t footprint) const { return chooser_.rate(streamed, footprint); }
+  double rate(bool streamed, size_t footprint) const;
 
  private:
+  // The call's buffers as a share of the cache (cache_bytes_ not 0).
+  double share(size_t footprint) const {
+    return static_cast<double>(footprint) * static_cast<double>(cache_ranks_) /
+           static_cast<double>(cache_bytes_);
+  }
+  // Whether the share suggests streaming: the cache at least once over by the smallest
+  // footprint of its chooser class, so that the suggestion holds for the whole class.
+  bool suggests_streaming(size_t footprint) const {
+    return share(kSingleCopyMinBytes << CopyChooser::class_of(footprint)) >= 1;
+  }
+
   size_t cache_bytes_ = 0;
   size_t cache_ranks_ = 1;
-  CopyChooser chooser_;  // "single" is streaming, "windows" not
+  // Its "single" is the way the share of the cache suggests (suggests_streaming), so that a class's
+  // first call, which it does not count, goes that way. A try of the other way is two calls: the
+  // first is not counted (it finds the destination in the state the other way left it), and
+  // streaming has no warming up over calls, as single copy has.
+  CopyChooser chooser_{2};
   bool pending_ = false;
-  bool streamed_ = false;
+  bool suggested_ = false;  // the pending call went the way the share suggests
   bool unsettled_ = false;  // the pending call retries the way not kept, or follows a retry
   size_t footprint_ = 0;
   std::atomic<uint64_t> streamed_calls_{0};
