@@ -37,8 +37,9 @@ class StreamChoice {
   }
   // Whether this call, in which each rank sends and receives `footprint` bytes, streams. Where
   // the chooser decides, `hold` keeps its current choice without starting a retry (the call is
-  // already a retry of the copy path, whose time would say nothing about streaming), and the
-  // call's time is expected from measured(). Counted when it streams.
+  // the copy path's try of its other way, or the first back after one: its time would say
+  // nothing about streaming), and else the call's time is expected from measured(). Counted
+  // when it streams.
   bool decide(size_t footprint, bool hold);
   // What the call decided above took, from its agreement to its end; `skip`: do not count it
   // (a retry of the copy path ran). Ignored when the call did not ask the chooser. Returns
