@@ -393,7 +393,7 @@ class NodeChannel {
   void end_turn() {
     decided_ = false;
     cma_retry_ = false;
-    if (pending_stream_ != nullptr) std::exchange(pending_stream_, nullptr)->end_call();
+    pending_stream_ = nullptr;  // a call cut short: its choice's next decide() starts afresh
     serving_.store(serving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 

@@ -42,12 +42,11 @@ class StreamChoice {
   // when it streams.
   bool decide(size_t footprint, bool hold);
   // What the call decided above took, from its agreement to its end; `skip`: do not count it
-  // (a retry of the copy path ran). Ignored when the call did not ask the chooser. Returns
+  // (a retry of the copy path ran). Ignored when the call did not ask the chooser (decide()
+  // forgets a call that ended without this). Returns
   // whether the call tried the way not kept, or was the first back after such a retry: its
   // time says little about the copy path either (CopyTimer does not report it there).
   bool measured(uint64_t ns, bool skip);
-  // The call is over (measured or not).
-  void end_call() { pending_ = false; }
 
   uint64_t streamed_calls() const { return streamed_calls_.load(std::memory_order_relaxed); }
   // Nanoseconds per byte of footprint measured lately with (`streamed`) and without streaming
