@@ -46,10 +46,16 @@ Task reduce_scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, Col
   const bool ready = ready_to_read(ch, opened, any_cma, all_bytes, res);
   co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   // In place, recvbuf is this rank's block of its send buffer, which only this rank reads.
+  // Said as soon as this rank has read the others' blocks: they may go on while it reduces.
+  bool said = false;
+  const auto say_done = [&] {
+    ch.publish(&PeerControl::done, w + 1);
+    said = true;
+  };
   if (all)
     reduce_from_peers(ctx, ch, args, in, mine, args.count, static_cast<char *>(args.recvbuf),
-                      args.recvbuf == in[me].mapped + mine ? me : -1);
-  ch.publish(&PeerControl::done, w + 1);
+                      args.recvbuf == in[me].mapped + mine ? me : -1, say_done);
+  if (!said) say_done();
   if (!all) co_return;
   // This rank's send buffer must stay unchanged until every rank has read its block.
   co_await wait_all_done(ctx, ch, w, "read its block of this rank's vector");
@@ -95,6 +101,11 @@ Task reduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
   const bool ready = me == root && single ? ready_to_read(ch, opened, true, bytes, res) : opened;
   const uint32_t w = ch.take_window();
   bool all = false;
+  bool said = false;
+  const auto say_done = [&] {
+    ch.publish(&PeerControl::done, w + 1);
+    said = true;
+  };
   co_await agree_if_mapped(ctx, ch, w, all_mapped || any_mapped, ready, &all);
   const int in_place =
       at_root.send.valid() && std::memcmp(&at_root.send, &at_root.recv, sizeof(SharedRef)) == 0
@@ -106,10 +117,11 @@ Task reduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
     reduce_from_peers(ctx, ch, args, in, first * es, block_start(args.count, n, me + 1) - first,
                       out.mapped + first * es, in_place);
   } else if (all && me == root) {
+    // The others are released once their vectors are read, before the last reduction.
     reduce_from_peers(ctx, ch, args, in, 0, args.count, static_cast<char *>(args.recvbuf),
-                      args.in_place() ? root : -1);
+                      args.in_place() ? root : -1, say_done);
   }
-  ch.publish(&PeerControl::done, w + 1);
+  if (!said) say_done();
   if (!all) co_return;
   if (all_mapped) {
     // Each rank's send buffer is read, and the root's receive buffer written, by every rank.

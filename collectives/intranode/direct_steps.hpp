@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "intranode/direct.hpp"
@@ -64,10 +65,13 @@ inline ReadingOrder reading_order(int n, int me) {
 // Reduces `count` elements at byte `src_at` of every rank's input `in` (this rank's own mapped)
 // into `dst`, in local rank order, the lowest rank on the left (every node path's bits), a chunk
 // at a time, staging what is read through CMA. `dst` may be local rank `dst_input`'s input
-// there (in place; -1: none), and overlaps no input otherwise.
+// there (in place; -1: none), and overlaps no input otherwise. `after_reads`, if given, runs
+// once the last of the peers' inputs has been read, before the last reduction: a rank whose
+// buffer was read may go on while this one reduces (Open MPI's non-root returns once its data
+// is read, too).
 void reduce_from_peers(CollContext &ctx, const NodeChannel &ch, const CollArgs &args,
                        const std::vector<PeerBuffer> &in, size_t src_at, size_t count, char *dst,
-                       int dst_input);
+                       int dst_input, const std::function<void()> &after_reads = {});
 
 // Whether this rank is ready to go direct with the peers' buffers it opened (`opened`), and
 // what it tells its chooser: reaching any of them by CMA is single copy, which it may decline.
