@@ -10,10 +10,14 @@
 namespace braid::coll {
 namespace {
 
-// A broadcast moves each byte in one copy per side, so its windows are kept smaller than the
-// buffers: a 256 KiB broadcast is still two windows, the root writing the second while the
-// others copy out the first.
-constexpr size_t kBroadcastChunk = std::min(size_t{128} << 10, NodeChannel::kWindow);
+// A broadcast fills whole windows. Half windows would let the root write the second half of a
+// 256 KiB broadcast while the others copy out the first, but every window costs its writer far
+// more than its bytes: writing lines the other core read from the window before is slow and
+// erratic on the 2-core EPYC VM (a two-thread copy through four 256 KiB buffers: 8.6 GB/s, at
+// times 2.5, in 64 or 128 KiB pieces, 14 GB/s in 256 KiB ones). 2 ranks, BRAID_CMA=off, five
+// interleaved rounds: 512 KiB 37 us against 48 in 128 KiB windows, 1 MiB 61 against 97; with
+// the chooser (auto) 1 MiB 42 against 81, Open MPI 80.
+constexpr size_t kBroadcastChunk = NodeChannel::kWindow;
 
 // Every rank reduces (or only `to`): all vectors go through one window.
 Task reduce_whole(CollContext &ctx, NodeChannel &ch, const char *send, char *recv, ReduceOf r,
@@ -53,18 +57,15 @@ Task reduce_whole(CollContext &ctx, NodeChannel &ch, const char *send, char *rec
 // destination reduces each window straight into its result. Every byte crosses between the
 // cores once (the reduce-scatter below moves half the vector each way and the reduced half
 // back: 1.5 times), and the destination makes one pass, as Open MPI's root does (2-rank
-// reduces of 256 KiB-4 MiB were 1.4-1.7x its time). A quarter of the vector per window, between
-// 32 KiB and a broadcast's 128 KiB, so that the deposit of the next window overlaps the reduce
-// of this one from 64 KiB on.
-constexpr size_t kPairChunkMin = size_t{32} << 10;
-static_assert(kPairChunkMin <= kBroadcastChunk);  // std::clamp's bounds
+// reduces of 256 KiB-4 MiB were 1.4-1.7x its time). Whole windows, as a broadcast's: quarter
+// vectors (32-128 KiB windows, so that the next deposit overlapped this reduce) took 2 ranks
+// 29 us at 256 KiB and 60 at 1 MiB, whole ones 15 and 35 (Open MPI 23 and 93).
 Task reduce_pair_to_one(CollContext &ctx, NodeChannel &ch, const char *send, char *recv, ReduceOf r,
                         int to) {
   const int me = ch.me();
   const int other = 1 - me;
   const size_t es = r.elem_size;
-  const size_t chunk = std::clamp(r.count * es / 4, kPairChunkMin, kBroadcastChunk);
-  const size_t per_window = std::max<size_t>(1, chunk / es);
+  const size_t per_window = std::max<size_t>(1, NodeChannel::kWindow / es);
   for (size_t first = 0; first < r.count; first += per_window) {
     const size_t len = std::min(per_window, r.count - first);
     const uint32_t w = ch.take_window();
