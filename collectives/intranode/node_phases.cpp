@@ -6,17 +6,27 @@
 #include "engine/partition.hpp"
 #include "error.hpp"
 #include "kernels/reduce_kernels.hpp"
+#include "kernels/stream_copy.hpp"
 
 namespace braid::coll {
 namespace {
 
-// A broadcast fills whole windows. Half windows would let the root write the second half of a
-// 256 KiB broadcast while the others copy out the first, but every window costs its writer far
-// more than its bytes: writing lines the other core read from the window before is slow and
-// erratic on the 2-core EPYC VM (a two-thread copy through four 256 KiB buffers: 8.6 GB/s, at
-// times 2.5, in 64 or 128 KiB pieces, 14 GB/s in 256 KiB ones). 2 ranks, BRAID_CMA=off, five
-// interleaved rounds: 512 KiB 37 us against 48 in 128 KiB windows, 1 MiB 61 against 97; with
-// the chooser (auto) 1 MiB 42 against 81, Open MPI 80.
+// A broadcast's root fills whole windows, with streaming stores. Writing lines that another
+// core has read from a window is slow and erratic on the 2-core EPYC VM, and in a slow spell of
+// its core-to-core link (cache-line round trip 300+ ns instead of 70-100) it is the whole cost:
+// a two-thread copy through four 256 KiB buffers, 1 MiB a call, ran 8.6 GB/s (at times 2.5) in
+// 64 or 128 KiB pieces and 14 GB/s in 256 KiB ones on a fast day, 2.2-3.1 GB/s in a slow
+// spell, and 15-18 GB/s either way with streaming stores, which invalidate the readers' lines
+// without waiting for them and leave the data in memory, where the readers get it at memory
+// speed whatever the link. Half windows (a 256 KiB broadcast pipelining two) were the rule
+// before; whole ones took 2 ranks, BRAID_CMA=off, 37 us at 512 KiB against 48 and 61 at 1 MiB
+// against 97. Streamed against ordinary stores, 2 ranks, BRAID_CMA=off: fast, 16 KiB-512 KiB
+// 0.58-0.66x Open MPI against 0.68-1.00x, level from 1 MiB; in a slow spell 0.24-0.82x against
+// 2.3-6.1x (single copy, Open MPI's way, is 1.0x there). 4 ranks on 2 cores, auto: slow
+// 0.33-0.73x against 0.79-3.35x; fast level (0.2-0.8x both, streamed 5-7% behind at 8-16 MiB).
+// Other kinds read what they take with the reduction kernel or while depositing themselves,
+// and there streaming lost on a fast day (2-rank reduce 0.64x Open MPI against 0.39x at 1 MiB,
+// allgather 1.2x against 0.87x): they keep ordinary stores.
 constexpr size_t kBroadcastChunk = NodeChannel::kWindow;
 
 // Every rank reduces (or only `to`): all vectors go through one window.
@@ -178,7 +188,7 @@ Task node_broadcast(CollContext &ctx, NodeChannel &ch, char *buf, size_t bytes, 
     const uint32_t w = ch.take_window();
     if (me == root) {
       for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));
-      std::memcpy(ch.buffer(me, w), buf + first, len);
+      copy_streaming(ch.buffer(me, w), buf + first, len);  // kBroadcastChunk says why
       ch.publish(&PeerControl::done, w + 1);  // the root reads nothing
       ch.publish(&PeerControl::posted, w + 1);
     } else {
