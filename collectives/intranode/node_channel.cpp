@@ -45,6 +45,7 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
       cma_state_(static_cast<size_t>(map.local_size()), 0) {
   unchecked_.reserve(kCallSlots);  // no allocation in a call
   enable_light_publish();
+  stream_[static_cast<size_t>(CollKind::reduce)].time_at_every_size();  // streams_deposits
 }
 
 void NodeChannel::seed_copy_choice(const CostModel &model) {

@@ -202,10 +202,18 @@ class NodeChannel {
     return pending_stream_ != nullptr &&
            std::exchange(pending_stream_, nullptr)->measured(ns, cma_retry_);
   }
+  // Whether this rank's deposits of whole windows in a reduce go with streaming stores
+  // (node_phases.cpp): timed at every size, by the reduce's StreamChoice (which no copy into a
+  // reduce's result asks), as streams() times copies into results. Counted when they should.
+  bool streams_deposits(size_t bytes) { return streams(CollKind::reduce, bytes); }
   uint64_t streamed_calls() const {
     uint64_t n = 0;
-    for (const StreamChoice &s : stream_) n += s.streamed_calls();
+    for (size_t k = 0; k < stream_.size(); ++k)
+      if (k != static_cast<size_t>(CollKind::reduce)) n += stream_[k].streamed_calls();
     return n;
+  }
+  uint64_t streamed_deposit_calls() const {
+    return stream_[static_cast<size_t>(CollKind::reduce)].streamed_calls();
   }
   const StreamChoice &stream_choice(CollKind kind) const {
     return stream_[static_cast<size_t>(kind)];

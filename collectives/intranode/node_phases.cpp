@@ -35,9 +35,11 @@ constexpr size_t kBroadcastChunk = NodeChannel::kWindow;
 // (below kReduceSingleCopyMinBytes only the windows carry a reduce); fast, 32 KiB 0.79x against
 // 1.06x, and with BRAID_CMA=off 64 and 128 KiB 6.2 and 11.5 us against 9.5 and 15.3 (a partial
 // window costs its writer nearly what a whole one does, kBroadcastChunk). From a whole window
-// on, ordinary stores: on a fast day the root's reduction takes the windows from the writer's
-// cache (256 KiB 15 us against 22 streamed, 1 MiB 0.39x Open MPI against 0.64x), and in a slow
-// spell the chooser goes single copy.
+// on, each depositing rank times both ways (ReduceOf::streamed, NodeChannel::streams_deposits):
+// on a fast day the root's reduction takes ordinary stores' windows from the writer's cache
+// (2 ranks, 256 KiB 15 us against 22 streamed, 1 MiB 0.39x Open MPI against 0.64x; 4 ranks on
+// 2 cores, 128 KiB-16 MiB 0.21-0.62x against 0.37-1.08x), in a slow spell streamed deposits win
+// (4 ranks 0.47-1.35x against 0.93-2.76x; 2 ranks go single copy there, or stream).
 constexpr size_t kStreamedReduceBelow = NodeChannel::kWindow;
 static_assert(kSmallReduceBytes < kStreamedReduceBelow);  // reduce_whole's reduces all stream
 
@@ -91,7 +93,7 @@ Task reduce_pair_to_one(CollContext &ctx, NodeChannel &ch, const char *send, cha
   const int other = 1 - me;
   const size_t es = r.elem_size;
   const size_t per_window = std::max<size_t>(1, NodeChannel::kWindow / es);
-  const bool streamed = r.count * es < kStreamedReduceBelow;
+  const bool streamed = r.streamed || r.count * es < kStreamedReduceBelow;
   for (size_t first = 0; first < r.count; first += per_window) {
     const size_t len = std::min(per_window, r.count - first);
     const uint32_t w = ch.take_window();
@@ -129,8 +131,8 @@ Task reduce_scatter_gather(CollContext &ctx, NodeChannel &ch, const char *send, 
     // Deposit the shares the other ranks reduce; this rank's own share is read in place.
     char *mine = ch.buffer(me, w);
     const char *in = send + first * es;
-    std::memcpy(mine, in, lo(me) * es);
-    std::memcpy(mine + lo(me + 1) * es, in + lo(me + 1) * es, (len - lo(me + 1)) * es);
+    copy_result(mine, in, lo(me) * es, r.streamed);
+    copy_result(mine + lo(me + 1) * es, in + lo(me + 1) * es, (len - lo(me + 1)) * es, r.streamed);
     ch.publish(&PeerControl::posted, w + 1);
     for (int s = 0; s < n; ++s) {
       if (s == me) continue;

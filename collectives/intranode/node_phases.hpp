@@ -20,6 +20,9 @@ struct ReduceOf {
   size_t elem_size;
   braid_dtype_t dtype;
   braid_op_t op;
+  // A reduce's deposits of whole windows go with streaming stores (its root's timed choice,
+  // NodeChannel::streams_deposits); smaller vectors' always do (node_phases.cpp).
+  bool streamed = false;
 };
 
 // recv = the reduction of every local rank's send, in local rank order, on every local rank

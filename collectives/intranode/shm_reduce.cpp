@@ -15,6 +15,20 @@
 
 namespace braid::coll {
 
+namespace {
+
+// Whether this rank deposits its windows with streaming stores, where its timings choose:
+// on two ranks the one that is not the root, from a whole window (smaller vectors always
+// stream there); on more, every rank past reduce_whole's vectors (which always stream), as each
+// deposits the shares the others reduce (node_phases.cpp).
+bool deposits_streamed(NodeChannel &ch, size_t bytes, int root) {
+  if (ch.size() == 2 ? ch.me() == root || bytes < NodeChannel::kWindow : bytes <= kSmallReduceBytes)
+    return false;
+  return ch.streams_deposits(bytes);
+}
+
+}  // namespace
+
 Task reduce_shm(CollContext &ctx, CollArgs args) {
   NodeChannel &ch = node_channel(ctx, "reduce shm");
   const uint32_t ticket = call_turn(ch, args);
@@ -56,9 +70,11 @@ Task reduce_shm(CollContext &ctx, CollArgs args) {
   // its own measure, 8-32 KiB and 1 MiB level (256 KiB had another cause: touch_peer_parts).
   timer.result.weighs_call = !timer.result.ran || timer.result.single;
   if (timer.result.ran) co_return;
-  co_await node_reduce(ctx, ch, static_cast<const char *>(args.sendbuf),
-                       static_cast<char *>(args.recvbuf),
-                       ReduceOf{args.count, args.elem_size, args.dtype, args.op}, root);
+  // Through the windows: this rank's timings choose how it deposits (the timer reports).
+  co_await node_reduce(
+      ctx, ch, static_cast<const char *>(args.sendbuf), static_cast<char *>(args.recvbuf),
+      ReduceOf{args.count, args.elem_size, args.dtype, args.op, deposits_streamed(ch, bytes, root)},
+      root);
 }
 
 }  // namespace braid::coll

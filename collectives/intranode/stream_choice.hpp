@@ -29,6 +29,11 @@ class StreamChoice {
   static constexpr double kNever = 0.5;
   static constexpr double kAlways = 4.0;
 
+  // Timed at every size, whatever the cache (a reduce's deposits into its windows, whose cost
+  // is the core-to-core link's, not the cache's: node_phases.cpp): the first calls of a size
+  // class go the ordinary way, the fourth and fifth stream, and so on as in between the bounds.
+  void time_at_every_size() { everywhere_ = true; }
+
   // The last-level cache: `bytes` (0: unknown, nothing streams; 1: BRAID_CACHE_BYTES=1, every
   // call that copies streams) shared by `ranks` of the node's ranks.
   void set_cache(size_t bytes, int ranks) {
@@ -62,9 +67,13 @@ class StreamChoice {
   // Whether the share suggests streaming: the cache at least once over by the smallest
   // footprint of its chooser class, so that the suggestion holds for the whole class.
   bool suggests_streaming(size_t footprint) const {
+    if (everywhere_) return false;
     return share(kSingleCopyMinBytes << CopyChooser::class_of(footprint)) >= 1;
   }
+  // Timed: the chooser decides.
+  bool timed_choice(size_t footprint, bool hold);
 
+  bool everywhere_ = false;
   size_t cache_bytes_ = 0;
   size_t cache_ranks_ = 1;
   // Its "single" is the way the share of the cache suggests (suggests_streaming), so that a class's

@@ -75,6 +75,57 @@ TEST(Streaming, TimedCallsAreExactEitherWay) {
   }
 }
 
+bool env_off(const char *name) {
+  const char *v = std::getenv(name);
+  return v != nullptr && std::string(v) == "off";
+}
+
+int32_t deposit_input(int r, size_t i, int call) {
+  return static_cast<int32_t>((r * 1009 + static_cast<int>(i % 9973) * 7 + call) % 1000);
+}
+
+// A reduce's deposits of whole windows are timed both ways by each rank that deposits them
+// (NodeChannel::streams_deposits), whatever BRAID_CACHE_BYTES says: on a fresh communicator
+// a size's calls 1-3 use ordinary stores and 4-5 stream, and every result is exact. Call by
+// call where every call takes the windows (single copy off: multiproc.2ranks.cma_off,
+// multiproc.4ranks.streamed_windows) on the ranks that deposit (2 ranks: not the root).
+TEST(Streaming, ReduceDepositsAreTimedAndExact) {
+  const int n = size();
+  constexpr size_t kCount = 300007;  // two windows, the second partial
+  constexpr int kCalls = 12;
+  const braid::Comm fresh = braid::Comm(world()).dup();
+  const char *cma = std::getenv("BRAID_CMA");
+  const bool shm = shm_selected("BRAID_REDUCE_ALGO");  // collective: every rank asks
+  const bool windows = shm && cma != nullptr && std::string(cma) == "off";
+  for (const int root : {0, n - 1}) {
+    const braid::Comm comm = fresh.dup();  // a fresh chooser per root
+    const bool deposits = windows && (n > 2 || rank() != root);
+    uint64_t streamed = comm.counters()["intranode_streamed_deposits"];
+    for (int call = 0; call < kCalls; ++call) {
+      std::vector<int32_t> send(kCount), recv(kCount, -1);
+      for (size_t i = 0; i < kCount; ++i) send[i] = deposit_input(rank(), i, call);
+      ASSERT_EQ(braid_reduce(send.data(), recv.data(), kCount, BRAID_INT32, BRAID_SUM, root,
+                             comm.native()),
+                BRAID_SUCCESS)
+          << braid_last_error();
+      if (rank() == root)
+        for (size_t i = 0; i < kCount; ++i) {
+          int32_t want = 0;
+          for (int r = 0; r < n; ++r) want += deposit_input(r, i, call);
+          ASSERT_EQ(recv[i], want) << "root " << root << ", call " << call << " at " << i;
+        }
+      const uint64_t now = comm.counters()["intranode_streamed_deposits"];
+      if (deposits && call < 5) {
+        EXPECT_EQ(now - streamed, call < 3 ? 0u : 1u)
+            << "root " << root << ", call " << call + 1 << " of a fresh size";
+      } else if (!shm && env_off("BRAID_INTRANODE")) {
+        EXPECT_EQ(now, 0u) << "no call took the node path's windows here";
+      }
+      streamed = now;
+    }
+  }
+}
+
 TEST(Streaming, AlltoallAndAllgatherAreExact) {
   const size_t n = static_cast<size_t>(size());
   for (size_t count : kStreamCounts) {

@@ -112,5 +112,35 @@ TEST(StreamChoice, OutsideItsBoundsNothingIsTimed) {
   EXPECT_EQ(unknown.streamed_calls(), 0u);
 }
 
+// A reduce's deposits (time_at_every_size): timed whatever the cache says, even with none
+// known, small and huge alike; the first calls go the ordinary way.
+TEST(StreamChoice, TimedAtEverySizeKeepsTheFasterWayAnywhere) {
+  for (const size_t cache : {size_t{0}, kCache}) {
+    for (const size_t bytes : {size_t{256} << 10, size_t{1} << 30}) {
+      StreamChoice choice;
+      choice.set_cache(cache, 2);
+      choice.time_at_every_size();
+      int first_streamed = 0;
+      for (int i = 0; i < 3; ++i) {
+        first_streamed += choice.decide(bytes, false);
+        choice.measured(1'000'000, false);
+      }
+      EXPECT_EQ(first_streamed, 0) << "cache " << cache << ", " << bytes << " bytes";
+      int streamed = 0;  // streaming twice as fast: kept once tried
+      for (int i = 0; i < 300; ++i) {
+        const bool s = choice.decide(bytes, false);
+        choice.measured(s ? 1'000'000 : 2'000'000, false);
+        if (i >= 100) streamed += s;
+      }
+      EXPECT_GE(streamed, 190) << "of the last 200 calls; cache " << cache << ", " << bytes;
+      EXPECT_GT(choice.rate(true, bytes), 0.0);
+      EXPECT_GT(choice.rate(false, bytes), choice.rate(true, bytes));
+    }
+  }
+  StreamChoice slower;  // and dropped where it is slower
+  slower.time_at_every_size();
+  EXPECT_LE(run(slower, 300, 200, 2'000'000, 1'000'000), 10);
+}
+
 }  // namespace
 }  // namespace braid::coll
