@@ -46,7 +46,8 @@ Task reduce_scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, Col
   const bool ready = ready_to_read(ch, opened, any_cma, all_bytes, res);
   co_await agree_if_mapped(ctx, ch, w, any_mapped, ready, &all);
   // In place, recvbuf is this rank's block of its send buffer, which only this rank reads.
-  // Said as soon as this rank has read the others' blocks: they may go on while it reduces.
+  // Said as soon as this rank has read the others' blocks (reduce_from_peers: before its last
+  // reduction where it read them through CMA): they may go on while it reduces.
   bool said = false;
   const auto say_done = [&] {
     ch.publish(&PeerControl::done, w + 1);
@@ -54,7 +55,7 @@ Task reduce_scatter_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, Col
   };
   if (all)
     reduce_from_peers(ctx, ch, args, in, mine, args.count, static_cast<char *>(args.recvbuf),
-                      args.recvbuf == in[me].mapped + mine ? me : -1, say_done);
+                      args.recvbuf == in[me].mapped + mine ? me : -1, AfterReads::of(say_done));
   if (!said) say_done();
   if (!all) co_return;
   // This rank's send buffer must stay unchanged until every rank has read its block.
@@ -117,9 +118,9 @@ Task reduce_direct(CollContext &ctx, NodeChannel &ch, uint32_t turn, CollArgs ar
     reduce_from_peers(ctx, ch, args, in, first * es, block_start(args.count, n, me + 1) - first,
                       out.mapped + first * es, in_place);
   } else if (all && me == root) {
-    // The others are released once their vectors are read, before the last reduction.
+    // The others are released once their vectors are read (reduce_from_peers says when).
     reduce_from_peers(ctx, ch, args, in, 0, args.count, static_cast<char *>(args.recvbuf),
-                      args.in_place() ? root : -1, say_done);
+                      args.in_place() ? root : -1, AfterReads::of(say_done));
   }
   if (!said) say_done();
   if (!all) co_return;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <functional>
 
 #include "error.hpp"
 #include "kernels/reduce_kernels.hpp"
@@ -88,7 +87,7 @@ void copy_from(const NodeChannel &ch, int s, const PeerBuffer &b, size_t offset,
 
 void reduce_from_peers(CollContext &ctx, const NodeChannel &ch, const CollArgs &args,
                        const std::vector<PeerBuffer> &in, size_t src_at, size_t count, char *dst,
-                       int dst_input, const std::function<void()> &after_reads) {
+                       int dst_input, AfterReads after_reads) {
   const int n = ch.size();
   const size_t es = args.elem_size;
   // The chunk accumulates in dst, unless that is an input which the first step (ranks 0 and 1)
@@ -104,12 +103,19 @@ void reduce_from_peers(CollContext &ctx, const NodeChannel &ch, const CollArgs &
       if (in[s].mapped == nullptr) into_dst = s;
   bool staged = false;
   for (int s = 0; s < n; ++s) staged = staged || (in[s].mapped == nullptr && s != into_dst);
-  // Chunks keep staged data (and a scratch accumulator) in cache until it is reduced. With
-  // neither, the whole range
-  // goes in one read: every process_vm_readv costs more than its pages (2-rank reduce, 1 MiB:
-  // 128 KiB chunks 119 us, one read 103, Open MPI's one read 92).
+  // Chunks keep staged data, a scratch accumulator and the inputs read in place in cache until
+  // they are reduced. Two ranks whose other input goes straight into dst read the whole range
+  // at once: every process_vm_readv costs more than its pages (2-rank reduce, 1 MiB: 128 KiB
+  // chunks 119 us, one read 103, Open MPI's one read 92).
+  const bool whole = n == 2 && into_dst >= 0 && !staged && own_acc;
   const size_t per_chunk =
-      staged || !own_acc ? std::max<size_t>(1, kCmaChunkBytes / es) : std::max<size_t>(count, 1);
+      whole ? std::max<size_t>(count, 1) : std::max<size_t>(1, kCmaChunkBytes / es);
+  // The peers may go on once this rank has read them all: after the last chunk's reads when
+  // every peer's input is read through CMA, after the last reduction when some are mapped
+  // (those are read by the reduction itself).
+  bool any_peer_mapped = false;
+  for (int s = 0; s < n; ++s) any_peer_mapped = any_peer_mapped || (s != ch.me() && in[s].mapped);
+  const bool early = after_reads && !any_peer_mapped;
   const size_t chunk = per_chunk * es;
   // A staging chunk per rank where some input is read through CMA, then the accumulator when
   // it cannot be dst.
@@ -129,7 +135,7 @@ void reduce_from_peers(CollContext &ctx, const NodeChannel &ch, const CollArgs &
       copy_from(ch, s, in[s], src_at + off, stage, cnt * es);
       src[s] = stage;
     }
-    if (i + per_chunk >= count && after_reads) after_reads();
+    if (early && i + per_chunk >= count) after_reads();
     // Exact aliasing of the accumulator and an input is allowed by the kernels.
     char *acc =
         own_acc ? dst + off : scratch.data() + (staged ? static_cast<size_t>(n) : 0) * chunk;
@@ -137,6 +143,7 @@ void reduce_from_peers(CollContext &ctx, const NodeChannel &ch, const CollArgs &
     for (int s = 2; s < n; ++s) reduce(acc, acc, src[s], cnt, args.dtype, args.op);
     if (!own_acc) std::memcpy(dst + off, acc, cnt * es);
   }
+  if (after_reads && !early) after_reads();
 }
 
 bool ready_to_read(NodeChannel &ch, bool opened, bool any_cma, size_t bytes, DirectResult *res) {

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "intranode/direct.hpp"
@@ -66,12 +65,25 @@ inline ReadingOrder reading_order(int n, int me) {
 // into `dst`, in local rank order, the lowest rank on the left (every node path's bits), a chunk
 // at a time, staging what is read through CMA. `dst` may be local rank `dst_input`'s input
 // there (in place; -1: none), and overlaps no input otherwise. `after_reads`, if given, runs
-// once the last of the peers' inputs has been read, before the last reduction: a rank whose
-// buffer was read may go on while this one reduces (Open MPI's non-root returns once its data
-// is read, too).
+// once every peer's input has been read: where all are read through CMA, before the last
+// reduction, so that a rank whose buffer was read may go on while this one reduces (Open MPI's
+// non-root returns once its data is read, too); where some are mapped, after it.
+// A callback without allocation: a function and its argument.
+struct AfterReads {
+  void (*fn)(const void *) = nullptr;
+  const void *arg = nullptr;
+  void operator()() const { fn(arg); }
+  explicit operator bool() const { return fn != nullptr; }
+  // Calls `f()` (a lambda: its call operator is const), which must outlive the call of
+  // reduce_from_peers.
+  template <class F>
+  static AfterReads of(const F &f) {
+    return {[](const void *p) { (*static_cast<const F *>(p))(); }, &f};
+  }
+};
 void reduce_from_peers(CollContext &ctx, const NodeChannel &ch, const CollArgs &args,
                        const std::vector<PeerBuffer> &in, size_t src_at, size_t count, char *dst,
-                       int dst_input, const std::function<void()> &after_reads = {});
+                       int dst_input, AfterReads after_reads = {});
 
 // Whether this rank is ready to go direct with the peers' buffers it opened (`opened`), and
 // what it tells its chooser: reaching any of them by CMA is single copy, which it may decline.

@@ -29,20 +29,6 @@ namespace {
 // allgather 1.2x against 0.87x): they keep ordinary stores.
 constexpr size_t kBroadcastChunk = NodeChannel::kWindow;
 
-// A reduce's deposits, which only its root reads, go with streaming stores (as a broadcast's
-// root writes, kBroadcastChunk) when the vector is smaller than a window. 2 ranks, interleaved
-// rounds: in a slow spell 16 and 32 KiB 0.60 and 0.90x Open MPI streamed against 2.06 and 3.46x
-// (below kReduceSingleCopyMinBytes only the windows carry a reduce); fast, 32 KiB 0.79x against
-// 1.06x, and with BRAID_CMA=off 64 and 128 KiB 6.2 and 11.5 us against 9.5 and 15.3 (a partial
-// window costs its writer nearly what a whole one does, kBroadcastChunk). From a whole window
-// on, each depositing rank times both ways (ReduceOf::streamed, NodeChannel::streams_deposits):
-// on a fast day the root's reduction takes ordinary stores' windows from the writer's cache
-// (2 ranks, 256 KiB 15 us against 22 streamed, 1 MiB 0.39x Open MPI against 0.64x; 4 ranks on
-// 2 cores, 128 KiB-16 MiB 0.21-0.62x against 0.37-1.08x), in a slow spell streamed deposits win
-// (4 ranks 0.47-1.35x against 0.93-2.76x; 2 ranks go single copy there, or stream).
-constexpr size_t kStreamedReduceBelow = NodeChannel::kWindow;
-static_assert(kSmallReduceBytes < kStreamedReduceBelow);  // reduce_whole's reduces all stream
-
 // Every rank reduces (or only `to`): all vectors go through one window.
 Task reduce_whole(CollContext &ctx, NodeChannel &ch, const char *send, char *recv, ReduceOf r,
                   int to) {
@@ -60,10 +46,7 @@ Task reduce_whole(CollContext &ctx, NodeChannel &ch, const char *send, char *rec
     std::memcpy(ch.inline_slot(me, w).data, send, bytes);
     ch.publish_inline(w);
   } else {
-    if (to >= 0)  // a reduce's: below kReduceSingleCopyMinBytes (kStreamedReduceBelow)
-      copy_streaming(ch.buffer(me, w), send, bytes);
-    else
-      std::memcpy(ch.buffer(me, w), send, bytes);
+    copy_result(ch.buffer(me, w), send, bytes, r.streamed);
     ch.publish(&PeerControl::posted, w + 1);
   }
   if (to < 0 || to == me) {
@@ -93,16 +76,12 @@ Task reduce_pair_to_one(CollContext &ctx, NodeChannel &ch, const char *send, cha
   const int other = 1 - me;
   const size_t es = r.elem_size;
   const size_t per_window = std::max<size_t>(1, NodeChannel::kWindow / es);
-  const bool streamed = r.streamed || r.count * es < kStreamedReduceBelow;
   for (size_t first = 0; first < r.count; first += per_window) {
     const size_t len = std::min(per_window, r.count - first);
     const uint32_t w = ch.take_window();
     if (me != to) {
       for (int s; (s = ch.buffer_blocker(w)) >= 0;) co_await ctx.wait_flag(ch.buffer_free(s, w));
-      if (streamed)
-        copy_streaming(ch.buffer(me, w), send + first * es, len * es);
-      else
-        std::memcpy(ch.buffer(me, w), send + first * es, len * es);
+      copy_result(ch.buffer(me, w), send + first * es, len * es, r.streamed);
       ch.publish(&PeerControl::done, w + 1);  // it reads nothing
       ch.publish(&PeerControl::posted, w + 1);
       continue;

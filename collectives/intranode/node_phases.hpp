@@ -20,8 +20,8 @@ struct ReduceOf {
   size_t elem_size;
   braid_dtype_t dtype;
   braid_op_t op;
-  // A reduce's deposits of whole windows go with streaming stores (its root's timed choice,
-  // NodeChannel::streams_deposits); smaller vectors' always do (node_phases.cpp).
+  // This rank deposits into the windows with streaming stores (reduce_shm decides; the
+  // other callers keep ordinary stores).
   bool streamed = false;
 };
 

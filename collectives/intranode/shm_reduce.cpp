@@ -17,13 +17,26 @@ namespace braid::coll {
 
 namespace {
 
-// Whether this rank deposits its windows with streaming stores, where its timings choose:
-// on two ranks the one that is not the root, from a whole window (smaller vectors always
-// stream there); on more, every rank past reduce_whole's vectors (which always stream), as each
-// deposits the shares the others reduce (node_phases.cpp).
+// Whether this rank deposits its vector into the windows with streaming stores (as a
+// broadcast's root does, node_phases.cpp's kBroadcastChunk), by what reads it:
+// - Vectors that only the root reads and that are smaller than a window (a 2-rank reduce's, and
+//   every reduce_whole vector but the root's own, which it reads back): streamed. 2 ranks,
+//   interleaved rounds: in a slow spell 16 and 32 KiB 0.60 and 0.90x Open MPI against 2.06 and
+//   3.46x (below kReduceSingleCopyMinBytes only the windows carry a reduce); fast, 32 KiB 0.79x
+//   against 1.06x, with BRAID_CMA=off 64 and 128 KiB 6.2 and 11.5 us against 9.5 and 15.3 (a
+//   partial window costs its writer nearly what a whole one does).
+// - A 2-rank reduce's whole windows: ordinary stores. The root's reduction takes them from the
+//   writer's cache on a fast day (256 KiB 15 us against 22 streamed, 1 MiB 0.39x Open MPI
+//   against 0.64x); in a slow spell the chooser goes single copy. Not timed: the depositing
+//   rank returns before the root has read, so its time would show only its own stores.
+// - More ranks past reduce_whole (reduce_scatter_gather: every rank deposits the shares the
+//   others reduce, and waits for theirs): each rank times both ways (NodeChannel::
+//   streams_deposits; its CopyTimer reports). 4 ranks on 2 cores, fast: ordinary 0.21-0.62x
+//   Open MPI at 128 KiB-16 MiB, streamed 0.37-1.08x; slow: ordinary 0.93-2.76x, streamed
+//   0.47-1.35x.
 bool deposits_streamed(NodeChannel &ch, size_t bytes, int root) {
-  if (ch.size() == 2 ? ch.me() == root || bytes < NodeChannel::kWindow : bytes <= kSmallReduceBytes)
-    return false;
+  const bool root_only_reads = ch.size() == 2 || bytes <= kSmallReduceBytes;
+  if (root_only_reads) return ch.me() != root && bytes < NodeChannel::kWindow;
   return ch.streams_deposits(bytes);
 }
 
