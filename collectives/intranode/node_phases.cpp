@@ -24,9 +24,11 @@ namespace {
 // 0.58-0.66x Open MPI against 0.68-1.00x, level from 1 MiB; in a slow spell 0.24-0.82x against
 // 2.3-6.1x (single copy, Open MPI's way, is 1.0x there). 4 ranks on 2 cores, auto: slow
 // 0.33-0.73x against 0.79-3.35x; fast level (0.2-0.8x both, streamed 5-7% behind at 8-16 MiB).
-// Other kinds read what they take with the reduction kernel or while depositing themselves,
-// and there streaming lost on a fast day (2-rank reduce 0.64x Open MPI against 0.39x at 1 MiB,
-// allgather 1.2x against 0.87x): they keep ordinary stores.
+// Scatter's root streams too (shm_scatter.cpp); a reduce's depositors stream as reduce_shm
+// decides (ReduceOf::streamed: their root reads with the reduction kernel, which takes whole
+// windows faster from the writer's cache on a fast day: 2-rank 1 MiB 0.39x Open MPI against
+// 0.64x streamed); allgather and the rest keep ordinary stores (2-rank allgather 0.87x against
+// 1.2x streamed): docs/intranode.md, "Deposits into the windows".
 constexpr size_t kBroadcastChunk = NodeChannel::kWindow;
 
 // Every rank reduces (or only `to`): all vectors go through one window.
