@@ -47,6 +47,9 @@ constexpr size_t kReduceSingleCopyMinBytes = size_t{64} << 10;
 struct DirectRefs {
   SharedRef send;
   SharedRef recv;
+  // A gather's root: whether the others deposit into the windows with streaming stores
+  // (shm_gather.cpp), should the windows run.
+  bool streamed_deposits = false;
 };
 static_assert(sizeof(DirectRefs) <= sizeof(CallSlot::data));
 

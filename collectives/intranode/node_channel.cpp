@@ -45,7 +45,11 @@ NodeChannel::NodeChannel(char *base, const detail::NodeMap &map)
       cma_state_(static_cast<size_t>(map.local_size()), 0) {
   unchecked_.reserve(kCallSlots);  // no allocation in a call
   enable_light_publish();
-  stream_[static_cast<size_t>(CollKind::reduce)].time_at_every_size();  // streams_deposits
+  for (StreamChoice &s : deposit_stream_) s.time_at_every_size();
+  // A gather's root chooses for its depositors (shm_gather.cpp), streaming first: in a slow
+  // spell its copy path keeps single copy and runs the windows only in its retries, in which
+  // this choice holds, so the windows must be offered at their best there to be chosen.
+  deposit_stream_[static_cast<size_t>(CollKind::gather)].time_at_every_size(true);
 }
 
 void NodeChannel::seed_copy_choice(const CostModel &model) {

@@ -195,25 +195,43 @@ class NodeChannel {
     pending_stream_ = &stream_[static_cast<size_t>(kind)];
     return pending_stream_->decide(footprint, cma_retry_);
   }
-  // What the call whose streams() asked the chooser took (CopyTimer); true when the call
-  // tried streaming's other way or was the first after such a try (its time then says little
-  // about the copy path).
+  // What the call whose streams() or streams_deposits() asked a chooser took (CopyTimer); true
+  // when the call tried streaming's other way or was the first after such a try (its time then
+  // says little about the copy path). Either choice's time is not counted while the other tries its
+  // way not kept.
   bool stream_measured(uint64_t ns) {
-    return pending_stream_ != nullptr &&
-           std::exchange(pending_stream_, nullptr)->measured(ns, cma_retry_);
+    StreamChoice *copies = std::exchange(pending_stream_, nullptr);
+    StreamChoice *deposits = std::exchange(pending_deposit_, nullptr);
+    const bool copies_try = copies != nullptr && copies->trying();
+    const bool deposits_try = deposits != nullptr && deposits->trying();
+    bool unsettled = false;
+    if (copies != nullptr) unsettled = copies->measured(ns, cma_retry_ || deposits_try);
+    if (deposits != nullptr)
+      unsettled = deposits->measured(ns, cma_retry_ || copies_try) || unsettled;
+    return unsettled;
   }
-  // Whether this rank's deposits of whole windows in a reduce go with streaming stores
-  // (node_phases.cpp): timed at every size, by the reduce's StreamChoice (which no copy into a
-  // reduce's result asks), as streams() times copies into results. Counted when they should.
-  bool streams_deposits(size_t bytes) { return streams(CollKind::reduce, bytes); }
+  // Whether the deposits into the node's windows in a call of `kind` go with streaming stores,
+  // decided by the rank whose time in the call shows them: each depositing rank of a reduce past
+  // reduce_whole (node_phases.cpp), a gather's root for its depositors (shm_gather.cpp). Timed
+  // at every size, whatever the cache (their cost is the core-to-core link's), by a StreamChoice
+  // of their own per kind, held while the copy path or streams()' choice of the same call tries
+  // its other way. Counted when they stream.
+  bool streams_deposits(CollKind kind, size_t bytes) {
+    pending_deposit_ = &deposit_stream_[static_cast<size_t>(kind)];
+    const bool hold = cma_retry_ || (pending_stream_ != nullptr && pending_stream_->trying());
+    return pending_deposit_->decide(bytes, hold);
+  }
+  // The call that asked streams_deposits() made none (it went another way): not timed.
+  void deposits_not_made() { pending_deposit_ = nullptr; }
   uint64_t streamed_calls() const {
     uint64_t n = 0;
-    for (size_t k = 0; k < stream_.size(); ++k)
-      if (k != static_cast<size_t>(CollKind::reduce)) n += stream_[k].streamed_calls();
+    for (const StreamChoice &s : stream_) n += s.streamed_calls();
     return n;
   }
   uint64_t streamed_deposit_calls() const {
-    return stream_[static_cast<size_t>(CollKind::reduce)].streamed_calls();
+    uint64_t n = 0;
+    for (const StreamChoice &s : deposit_stream_) n += s.streamed_calls();
+    return n;
   }
   const StreamChoice &stream_choice(CollKind kind) const {
     return stream_[static_cast<size_t>(kind)];
@@ -402,6 +420,7 @@ class NodeChannel {
     decided_ = false;
     cma_retry_ = false;
     pending_stream_ = nullptr;  // a call cut short: its choice's next decide() starts afresh
+    pending_deposit_ = nullptr;
     serving_.store(serving_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
@@ -424,8 +443,10 @@ class NodeChannel {
   PeerMappings mappings_;
   detail::CmaMode cma_mode_ = detail::CmaMode::automatic;
   bool oversubscribed_ = false;
-  std::array<StreamChoice, kKindCount> stream_;  // per collective kind
-  StreamChoice *pending_stream_ = nullptr;       // the one the current turn asked
+  std::array<StreamChoice, kKindCount> stream_;          // per collective kind
+  std::array<StreamChoice, kKindCount> deposit_stream_;  // per kind, timed at every size
+  StreamChoice *pending_stream_ = nullptr;               // the one the current turn asked
+  StreamChoice *pending_deposit_ = nullptr;              // streams_deposits()' one
   CopyChooser chooser_;
   bool decided_ = false;    // want_single was asked in the current turn
   bool cma_retry_ = false;  // the current turn retries the copy path not kept, or follows one

@@ -37,7 +37,7 @@ namespace {
 bool deposits_streamed(NodeChannel &ch, size_t bytes, int root) {
   const bool root_only_reads = ch.size() == 2 || bytes <= kSmallReduceBytes;
   if (root_only_reads) return ch.me() != root && bytes < NodeChannel::kWindow;
-  return ch.streams_deposits(bytes);
+  return ch.streams_deposits(CollKind::reduce, bytes);
 }
 
 }  // namespace

@@ -29,10 +29,14 @@ class StreamChoice {
   static constexpr double kNever = 0.5;
   static constexpr double kAlways = 4.0;
 
-  // Timed at every size, whatever the cache (a reduce's deposits into its windows, whose cost
-  // is the core-to-core link's, not the cache's: node_phases.cpp): the first calls of a size
-  // class go the ordinary way, the fourth and fifth stream, and so on as in between the bounds.
-  void time_at_every_size() { everywhere_ = true; }
+  // Timed at every size, whatever the cache (deposits into the node's windows, whose cost is
+  // the core-to-core link's, not the cache's: NodeChannel::streams_deposits): the first calls
+  // of a size class go the way `streamed_first` says, the fourth and fifth the other, and so on
+  // as in between the bounds.
+  void time_at_every_size(bool streamed_first = false) {
+    everywhere_ = true;
+    streamed_first_ = streamed_first;
+  }
 
   // The last-level cache: `bytes` (0: unknown, nothing streams; 1: BRAID_CACHE_BYTES=1, every
   // call that copies streams) shared by `ranks` of the node's ranks.
@@ -52,6 +56,9 @@ class StreamChoice {
   // whether the call tried the way not kept, or was the first back after such a retry: its
   // time says little about the copy path either (CopyTimer does not report it there).
   bool measured(uint64_t ns, bool skip);
+  // Whether the call decided last, not yet measured, tries the way not kept or is the first back
+  // after such a try (its time says little about another choice timed in the same call).
+  bool trying() const { return pending_ && unsettled_; }
 
   uint64_t streamed_calls() const { return streamed_calls_.load(std::memory_order_relaxed); }
   // Nanoseconds per byte of footprint measured lately with (`streamed`) and without streaming
@@ -67,13 +74,14 @@ class StreamChoice {
   // Whether the share suggests streaming: the cache at least once over by the smallest
   // footprint of its chooser class, so that the suggestion holds for the whole class.
   bool suggests_streaming(size_t footprint) const {
-    if (everywhere_) return false;
+    if (everywhere_) return streamed_first_;
     return share(kSingleCopyMinBytes << CopyChooser::class_of(footprint)) >= 1;
   }
   // Timed: the chooser decides.
   bool timed_choice(size_t footprint, bool hold);
 
   bool everywhere_ = false;
+  bool streamed_first_ = false;
   size_t cache_bytes_ = 0;
   size_t cache_ranks_ = 1;
   // Its "single" is the way the share of the cache suggests (suggests_streaming), so that a class's

@@ -129,6 +129,50 @@ TEST(Streaming, ReduceDepositsAreTimedAndExact) {
   }
 }
 
+// A gather's depositors stream as its root decides (shm_gather.cpp), the root publishing that
+// with its call: blocks smaller than a window always stream, uncounted; from a window the root
+// times both ways, streaming first: on a fresh communicator a size's calls 1-3 stream and 4-5
+// do not, counted at the root (intranode_streamed_deposits) and nowhere else. Call by call where
+// every call takes the windows (single copy off). The block, one window and a bit, is small
+// enough that the root's copies out are not timed too under multiproc.2ranks.cma_off's
+// BRAID_CACHE_BYTES (their try would hold this choice for a call).
+TEST(Streaming, GatherDepositsAreChosenByTheRootAndExact) {
+  const int n = size();
+  constexpr size_t kCounts[] = {10007, 75001};  // 40 KB, and 300 KB past the 256 KiB window
+  constexpr int kCalls = 8;
+  const braid::Comm fresh = braid::Comm(world()).dup();
+  const char *cma = std::getenv("BRAID_CMA");
+  const bool shm = shm_selected("BRAID_GATHER_ALGO");  // collective: every rank asks
+  const bool windows = shm && cma != nullptr && std::string(cma) == "off";
+  for (const size_t count : kCounts)
+    for (const int root : {0, n - 1}) {
+      const braid::Comm comm = fresh.dup();  // a fresh chooser per root and size
+      uint64_t streamed = comm.counters()["intranode_streamed_deposits"];
+      for (int call = 0; call < kCalls; ++call) {
+        std::vector<int32_t> send(count), recv(rank() == root ? count * n : 0, -1);
+        for (size_t i = 0; i < count; ++i) send[i] = value(rank(), i, call);
+        ASSERT_EQ(braid_gather(send.data(), recv.data(), count, BRAID_INT32, root, comm.native()),
+                  BRAID_SUCCESS)
+            << braid_last_error();
+        size_t wrong = 0;  // counted, not asserted: the others go on to the next call
+        size_t first_wrong = recv.size();
+        for (size_t i = 0; i < recv.size(); ++i)
+          if (recv[i] != value(static_cast<int>(i / count), i % count, call) && wrong++ == 0)
+            first_wrong = i;
+        EXPECT_EQ(wrong, 0u) << "gather of " << count << " to " << root << ", call " << call
+                             << ", first at " << first_wrong;
+        const uint64_t now = comm.counters()["intranode_streamed_deposits"];
+        if (rank() != root || count * sizeof(int32_t) < 262144 || !shm) {
+          EXPECT_EQ(now, streamed) << "only a root's timed choice is counted";
+        } else if (windows && call < 5) {
+          EXPECT_EQ(now - streamed, call < 3 ? 1u : 0u)
+              << "root " << root << ", call " << call + 1 << " of a fresh size";
+        }
+        streamed = now;
+      }
+    }
+}
+
 TEST(Streaming, AlltoallAndAllgatherAreExact) {
   const size_t n = static_cast<size_t>(size());
   for (size_t count : kStreamCounts) {

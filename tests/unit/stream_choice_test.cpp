@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "intranode/stream_choice.hpp"
 
@@ -140,6 +141,30 @@ TEST(StreamChoice, TimedAtEverySizeKeepsTheFasterWayAnywhere) {
   StreamChoice slower;  // and dropped where it is slower
   slower.time_at_every_size();
   EXPECT_LE(run(slower, 300, 200, 2'000'000, 1'000'000), 10);
+}
+
+// A gather's deposits (time_at_every_size(true), chosen by its root): the first calls stream,
+// the fourth and fifth try ordinary stores, and the faster way is kept.
+TEST(StreamChoice, StreamedFirstTriesOrdinaryStoresAndKeepsTheFaster) {
+  constexpr size_t bytes = size_t{1} << 20;
+  for (const bool streaming_faster : {false, true}) {
+    StreamChoice choice;
+    choice.time_at_every_size(true);
+    std::vector<bool> ways;
+    for (int i = 0; i < 300; ++i) {
+      const bool s = choice.decide(bytes, false);
+      ways.push_back(s);
+      choice.measured(s == streaming_faster ? 1'000'000 : 2'000'000, false);
+    }
+    EXPECT_TRUE(ways[0] && ways[1] && ways[2]) << "streamed first";
+    EXPECT_FALSE(ways[3] || ways[4]) << "then the other way tried";
+    int streamed = 0;
+    for (int i = 100; i < 300; ++i) streamed += ways[static_cast<size_t>(i)];
+    if (streaming_faster)
+      EXPECT_GE(streamed, 190) << "of the last 200 calls";
+    else
+      EXPECT_LE(streamed, 10) << "of the last 200 calls";
+  }
 }
 
 }  // namespace
