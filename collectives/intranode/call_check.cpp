@@ -1,5 +1,7 @@
 #include "intranode/call_check.hpp"
 
+#include "kernels/stream_copy.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -59,6 +61,20 @@ CallRecord record_of(const CollArgs &args, uint64_t seq) {
   return r;
 }
 
+namespace {
+
+// From how many bytes the data a record carries is written with streaming stores: the slot was
+// read by the others kCallSlots turns ago, and in a slow spell of the core-to-core link
+// (docs/intranode.md, "Deposits into the windows") ordinary stores into lines another core has
+// read are what a call costs. 2 ranks, interleaved rounds, broadcast in a slow spell: 4 and
+// 8 KiB 0.6 and 1.0 us streamed against 2.0 and 4.2 (Open MPI 2.5 and 2.8); fast, broadcast,
+// gather and scatter level or faster at 4-8 KiB, reduce, allgather and alltoall 0.1-0.5 us
+// slower (Open MPI switches protocol at 4 KiB: 2.3-3.3 us there). Below 4 KiB streaming cost the
+// fast state up to 0.5 us, where Open MPI takes 0.3-0.7.
+constexpr size_t kStreamedRecordBytes = 4096;
+
+}  // namespace
+
 void write_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, const void *tiny,
                   size_t tiny_bytes) {
   CallSlot &slot = ch.call_slot(ch.me(), turn);
@@ -68,7 +84,8 @@ void write_record(NodeChannel &ch, uint32_t turn, const CallRecord &mine, const 
   constexpr size_t kOnMarkLine = 64 - offsetof(CallSlot, data);
   const size_t first = std::min(tiny_bytes, kOnMarkLine);
   if (tiny_bytes > first)
-    std::memcpy(slot.data + first, static_cast<const char *>(tiny) + first, tiny_bytes - first);
+    copy_result(slot.data + first, static_cast<const char *>(tiny) + first, tiny_bytes - first,
+                tiny_bytes >= kStreamedRecordBytes);
   slot.record = mine;
   if (first > 0) std::memcpy(slot.data, tiny, first);
   ch.publish_entry(turn);
