@@ -27,6 +27,7 @@
 
 #include "engine/coll_context.hpp"
 #include "engine/coll_kind.hpp"
+#include "intranode/deposit_gauge.hpp"
 #include "intranode/shared_buffers.hpp"
 #include "intranode/single_copy.hpp"
 #include "intranode/stream_choice.hpp"
@@ -185,7 +186,12 @@ class NodeChannel {
   // `ranks` of its ranks (this one included).
   void set_shared_cache(size_t bytes, int ranks) {
     for (StreamChoice &s : stream_) s.set_cache(bytes, ranks);
+    if (bytes == 1) gauge_.always_stream();  // BRAID_CACHE_BYTES=1: everything streams
   }
+  // How this rank deposits into the windows in kinds without a timed choice of their own
+  // (allgather(v), alltoall(v)): streamed in a slow spell of the link (DepositGauge).
+  DepositGauge &deposit_gauge() { return gauge_; }
+  uint64_t gauged_streamed_deposits() const { return gauge_.streamed(); }
   // Whether a call of `kind` in which each rank sends and receives `footprint` bytes should
   // stream its copies into the receive buffer past the cache (copy_streaming): by the share of
   // the cache the buffers of the ranks sharing it fill, and in between by this rank's timings
@@ -447,6 +453,7 @@ class NodeChannel {
   std::array<StreamChoice, kKindCount> deposit_stream_;  // per kind, timed at every size
   StreamChoice *pending_stream_ = nullptr;               // the one the current turn asked
   StreamChoice *pending_deposit_ = nullptr;              // streams_deposits()' one
+  DepositGauge gauge_;
   CopyChooser chooser_;
   bool decided_ = false;    // want_single was asked in the current turn
   bool cma_retry_ = false;  // the current turn retries the copy path not kept, or follows one

@@ -48,7 +48,10 @@ Task allgather_shm(CollContext &ctx, CollArgs args) {
   std::vector<int> sources = all_local(ch);
   co_await node_windows(
       ctx, ch, windows_for(block, piece), true, std::move(sources),
-      [&](uint32_t k, char *mine) { std::memcpy(mine, send + k * piece, len(k)); },
+      [&](uint32_t k, char *mine) {  // streamed in a slow spell of the link (DepositGauge)
+        ch.deposit_gauge().deposit(
+            len(k), [&](bool streamed) { copy_result(mine, send + k * piece, len(k), streamed); });
+      },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < ch.size(); ++s)
           if (s != me) copy_result(place(s) + k * piece, buffer_of(s), len(k), own.streaming);

@@ -70,8 +70,11 @@ Task allgatherv_shm(CollContext &ctx, CollArgs args) {
   std::vector<int> sources = all_local(ch);
   co_await node_windows(
       ctx, ch, windows_for(largest, piece), true, std::move(sources),
-      [&](uint32_t k, char *buf) {
-        if (len(me, k) > 0) std::memcpy(buf, send + k * piece, len(me, k));
+      [&](uint32_t k, char *buf) {  // streamed in a slow spell of the link (DepositGauge)
+        if (len(me, k) == 0) return;
+        ch.deposit_gauge().deposit(len(me, k), [&](bool streamed) {
+          copy_result(buf, send + k * piece, len(me, k), streamed);
+        });
       },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < ch.size(); ++s)

@@ -50,9 +50,12 @@ Task alltoall_shm(CollContext &ctx, CollArgs args) {
   std::vector<int> sources = all_local(ch);
   co_await node_windows(
       ctx, ch, windows_for(block, piece), true, std::move(sources),
-      [&](uint32_t k, char *buf) {
-        for (int d = 0; d < n; ++d)
-          if (d != me) std::memcpy(buf + d * piece, send + at(d) + k * piece, len(k));
+      [&](uint32_t k, char *buf) {  // streamed in a slow spell of the link (DepositGauge)
+        auto copy = [&](bool streamed) {
+          for (int d = 0; d < n; ++d)
+            if (d != me) copy_result(buf + d * piece, send + at(d) + k * piece, len(k), streamed);
+        };
+        ch.deposit_gauge().deposit(len(k) * static_cast<size_t>(n - 1), copy);
       },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < n; ++s)

@@ -98,10 +98,15 @@ Task alltoallv_shm(CollContext &ctx, CollArgs args) {
   std::vector<int> sources = all_local(ch);
   co_await node_windows(
       ctx, ch, windows_for(largest, piece), true, std::move(sources),
-      [&](uint32_t k, char *buf) {
+      [&](uint32_t k, char *buf) {  // streamed in a slow spell of the link (DepositGauge)
+        size_t bytes = 0;
         for (int d = 0; d < n; ++d)
-          if (d != me && len(out_bytes(d), k) > 0)
-            std::memcpy(buf + d * piece, out(d) + k * piece, len(out_bytes(d), k));
+          if (d != me) bytes += len(out_bytes(d), k);
+        ch.deposit_gauge().deposit(bytes, [&](bool streamed) {
+          for (int d = 0; d < n; ++d)
+            if (d != me && len(out_bytes(d), k) > 0)
+              copy_result(buf + d * piece, out(d) + k * piece, len(out_bytes(d), k), streamed);
+        });
       },
       [&](uint32_t k, auto buffer_of) {
         for (int s = 0; s < n; ++s)

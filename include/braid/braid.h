@@ -217,7 +217,10 @@ BRAID_API braid_result_t braid_wait(braid_request_t *req);
  * "intranode_streamed_deposits": node-local reduce calls on more than two ranks in which this
  * rank deposited into the node's windows with streaming stores, and gather calls with blocks of
  * 256 KiB or more whose root had the others deposit so, as its timings chose (or tried);
- * "intranode_path": 1
+ * "intranode_slow_link_deposits": deposits of node-local allgather(v) and alltoall(v) calls
+ * into the node's windows that this rank made with streaming stores because its own ordinary
+ * ones ran slower than 8 GB/s (a slow spell of the core-to-core link; every one with
+ * BRAID_CACHE_BYTES=1); "intranode_path": 1
  * when the communicator has the node-local shared-memory path, 0 when no two of its ranks share
  * this rank's node, it is off or shared memory could not be set up; "home_cpu_moves": times this
  * process moved a thread back to its own CPU, at init, after a long wait or after waking ranks that

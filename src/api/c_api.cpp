@@ -367,6 +367,7 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
     add("intranode_inline_calls", ch != nullptr ? ch->inline_calls() : 0);
     add("intranode_streamed_calls", ch != nullptr ? ch->streamed_calls() : 0);
     add("intranode_streamed_deposits", ch != nullptr ? ch->streamed_deposit_calls() : 0);
+    add("intranode_slow_link_deposits", ch != nullptr ? ch->gauged_streamed_deposits() : 0);
     add("intranode_path", ch != nullptr && c.node->map.local_size() > 1 ? 1 : 0);
     add("home_cpu_moves", braid::detail::home_cpu_moves());
     add("collectives_started", c.next_seq);

@@ -34,6 +34,29 @@ void check_streamed(uint64_t moved, const char *algo_var, int calls, bool copies
   }
 }
 
+uint64_t gauged_deposits() {
+  return braid::Comm(world()).counters()["intranode_slow_link_deposits"];
+}
+
+// Deposits into the windows of allgather(v) and alltoall(v) stream in a slow spell of the link
+// (DepositGauge), which no test can call up; BRAID_CACHE_BYTES=1 streams every one: where the
+// windows carry the call (single copy off: multiproc.4ranks.streamed_windows), each call
+// deposits at least once. Elsewhere the counter depends on the link's state.
+// Collective (shm_selected): every rank calls it; `deposits_some` whether this rank has any.
+void check_gauged(uint64_t deposits, const char *algo_var, int calls, const std::string &what,
+                  bool deposits_some = true) {
+  const char *v = std::getenv("BRAID_CACHE_BYTES");
+  const char *cma = std::getenv("BRAID_CMA");
+  const bool shm = shm_selected(algo_var);
+  const bool windows = shm && cma != nullptr && std::string(cma) == "off";
+  if (windows && deposits_some && v != nullptr && std::string(v) == "1") {
+    EXPECT_GE(deposits, static_cast<uint64_t>(calls)) << what;
+  }
+  if (!shm || !deposits_some) {
+    EXPECT_EQ(deposits, 0u) << what;
+  }
+}
+
 // Past what travels with the call records, an odd size, and one past the windows' 256 KiB.
 constexpr size_t kStreamCounts[] = {4099, 100003};
 constexpr int kStreamCalls = 2;
@@ -177,6 +200,7 @@ TEST(Streaming, AlltoallAndAllgatherAreExact) {
   const size_t n = static_cast<size_t>(size());
   for (size_t count : kStreamCounts) {
     uint64_t before = streamed_calls();
+    uint64_t deposits = gauged_deposits();
     for (int call = 0; call < kStreamCalls; ++call) {
       std::vector<int32_t> send(count * n), recv(count * n, -1);
       for (size_t i = 0; i < send.size(); ++i) send[i] = value(rank(), i, call);
@@ -191,7 +215,10 @@ TEST(Streaming, AlltoallAndAllgatherAreExact) {
     }
     check_streamed(streamed_calls() - before, "BRAID_ALLTOALL_ALGO", kStreamCalls, true,
                    "alltoall of " + std::to_string(count));
+    check_gauged(gauged_deposits() - deposits, "BRAID_ALLTOALL_ALGO", kStreamCalls,
+                 "alltoall of " + std::to_string(count));
     before = streamed_calls();
+    deposits = gauged_deposits();
     for (int call = 0; call < kStreamCalls; ++call) {
       std::vector<int32_t> send(count), recv(count * n, -1);
       for (size_t i = 0; i < count; ++i) send[i] = value(rank(), i, call);
@@ -205,6 +232,8 @@ TEST(Streaming, AlltoallAndAllgatherAreExact) {
     }
     check_streamed(streamed_calls() - before, "BRAID_ALLGATHER_ALGO", kStreamCalls, true,
                    "allgather of " + std::to_string(count));
+    check_gauged(gauged_deposits() - deposits, "BRAID_ALLGATHER_ALGO", kStreamCalls,
+                 "allgather of " + std::to_string(count));
   }
 }
 
@@ -242,6 +271,7 @@ TEST(Streaming, VariantsWithUnevenBlocksAreExact) {
     total += 1 + counts[r];
   }
   uint64_t before = streamed_calls();
+  uint64_t deposits = gauged_deposits();
   const size_t me = static_cast<size_t>(rank());
   for (int call = 0; call < kStreamCalls; ++call) {
     std::vector<int32_t> send(counts[me]), recv(total, -1);
@@ -257,8 +287,12 @@ TEST(Streaming, VariantsWithUnevenBlocksAreExact) {
   }
   check_streamed(streamed_calls() - before, "BRAID_ALLGATHERV_ALGO", kStreamCalls, true,
                  "allgatherv");
+  // Rank 0's block is empty: it deposits nothing.
+  check_gauged(gauged_deposits() - deposits, "BRAID_ALLGATHERV_ALGO", kStreamCalls, "allgatherv",
+               rank() != 0);
   // Alltoallv: rank r sends block(d) + r elements to rank d.
   before = streamed_calls();
+  deposits = gauged_deposits();
   for (int call = 0; call < kStreamCalls; ++call) {
     std::vector<size_t> scounts(n), sdispls(n), rcounts(n), rdispls(n);
     size_t sent = 0, got = 0;
@@ -287,6 +321,7 @@ TEST(Streaming, VariantsWithUnevenBlocksAreExact) {
   }
   check_streamed(streamed_calls() - before, "BRAID_ALLTOALLV_ALGO", kStreamCalls, true,
                  "alltoallv");
+  check_gauged(gauged_deposits() - deposits, "BRAID_ALLTOALLV_ALGO", kStreamCalls, "alltoallv");
 }
 
 }  // namespace
