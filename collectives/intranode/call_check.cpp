@@ -66,12 +66,11 @@ namespace {
 // From how many bytes the data a record carries is written with streaming stores: the slot was
 // read by the others kCallSlots turns ago, and in a slow spell of the core-to-core link
 // (docs/intranode.md, "Deposits into the windows") ordinary stores into lines another core has
-// read are what a call costs. 2 ranks, interleaved rounds, broadcast in a slow spell: 4 and
-// 8 KiB 0.6 and 1.0 us streamed against 2.0 and 4.2 (Open MPI 2.5 and 2.8); fast, broadcast,
-// gather and scatter level or faster at 4-8 KiB, reduce, allgather and alltoall 0.1-0.5 us
-// slower (Open MPI switches protocol at 4 KiB: 2.3-3.3 us there). Below 4 KiB streaming cost the
-// fast state up to 0.5 us, where Open MPI takes 0.3-0.7.
-constexpr size_t kStreamedRecordBytes = 4096;
+// read are what a call costs. 2 ranks, interleaved rounds, broadcast in a slow spell: 8 KiB
+// 1.0 us streamed against 4.2 (Open MPI 2.8); on a fast day level. Records of 4 KiB (2-rank
+// alltoall of 2 KiB blocks, reduce-scatter of 4 KiB) streamed cost a fast day 0.4 us where
+// Open MPI takes 0.7-1.0, so only the largest records stream (CallSlot::data holds 8224).
+constexpr size_t kStreamedRecordBytes = 8192;
 
 }  // namespace
 
