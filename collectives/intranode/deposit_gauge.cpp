@@ -2,10 +2,10 @@
 
 namespace braid::coll {
 
-bool DepositGauge::streams() {
+bool DepositGauge::streams(size_t bytes) {
   if (always_) return true;
   if (!slow_) return false;
-  if (++since_probe_ < kProbeEvery) return true;
+  if (bytes < kMinBytes || ++since_probe_ < kProbeEvery) return true;
   since_probe_ = 0;
   return false;
 }

@@ -10,7 +10,11 @@
 // windows with BRAID_CMA=off, median deposit rates of 16 KiB, 256 KiB and 4 MiB blocks
 // 3.4-3.5, 3.7-6.2 and 4.4 GB/s slow against 16, 34-37 and 17 fast, every run on one side of
 // kSlowBelow or the other. Whole-call timings (StreamChoice) need a call of each way per size
-// class and were too noisy to keep the faster way at four ranks; this needs one deposit.
+// class and were too noisy to keep the faster way at four ranks; this needs one deposit. One
+// slow deposit is enough (a rank descheduled mid-copy on shared cores costs kProbeEvery
+// deposits streamed, no more); copies from sources beyond the cache may read slow on a fast
+// day too (memcpy of 16-64 MiB 7-11 GB/s on that VM), where streaming is the better way anyway
+// (stream_copy.hpp).
 #pragma once
 
 #include <atomic>
@@ -31,19 +35,20 @@ class DepositGauge {
 
   // Every deposit streams (BRAID_CACHE_BYTES=1).
   void always_stream() { always_ = true; }
-  // Whether this rank's next deposit streams.
-  bool streams();
+  // Whether this rank's next deposit, of `bytes`, streams. Only deposits that ordinary() would
+  // time count towards a probe.
+  bool streams(size_t bytes);
   // An ordinary deposit of `bytes` took `ns`.
   void ordinary(size_t bytes, uint64_t ns);
   bool slow() const { return slow_; }
-  // Deposits that streamed (counter intranode_gauged_streamed_deposits).
+  // Deposits that streamed (counter intranode_slow_link_deposits).
   uint64_t streamed() const { return streamed_.load(std::memory_order_relaxed); }
 
   // Runs `copy(streamed)`, this rank's deposit of `bytes` into a window, the way the gauge
   // says, and times it where it went the ordinary way.
   template <class Copy>
   void deposit(size_t bytes, Copy &&copy) {
-    if (streams()) {
+    if (streams(bytes)) {
       copy(true);
       streamed_.store(streamed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;

@@ -227,8 +227,11 @@ class NodeChannel {
     const bool hold = cma_retry_ || (pending_stream_ != nullptr && pending_stream_->trying());
     return pending_deposit_->decide(bytes, hold);
   }
-  // The call that asked streams_deposits() made none (it went another way): not timed.
-  void deposits_not_made() { pending_deposit_ = nullptr; }
+  // The call that asked streams_deposits() made none (it went another way): neither counted
+  // nor timed (a try of the way not kept that it started is lost).
+  void deposits_not_made() {
+    if (pending_deposit_ != nullptr) std::exchange(pending_deposit_, nullptr)->forget();
+  }
   uint64_t streamed_calls() const {
     uint64_t n = 0;
     for (const StreamChoice &s : stream_) n += s.streamed_calls();

@@ -51,11 +51,13 @@ Task gather_shm(CollContext &ctx, CollArgs args) {
   // others' in place where they are braid_mem_alloc regions, or by single copy (gather_direct).
   // The root reads, and answers with its own reference: CMA when it wants single copy.
   DirectRefs refs;
+  // The copy path first: whether it retries its other way this turn holds the stream choices.
+  const bool single = me == root && ch.cma_offered(block) && ch.want_single(block);
   // Each rank sends a block and the root receives n: two blocks a rank on average.
   const bool streams = me == root && ch.streams(CollKind::gather, 2 * block);
   if (me != root) {
     refs.send = offer(ch, send, block, block, false);
-  } else if (ch.cma_offered(block) && ch.want_single(block)) {
+  } else if (single) {
     refs.send = cma_ref(send);
   } else {
     refs.streamed_deposits = deposits_streamed(ch, block);

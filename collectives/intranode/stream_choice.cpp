@@ -4,14 +4,16 @@ namespace braid::coll {
 
 bool StreamChoice::decide(size_t footprint, bool hold) {
   pending_ = false;
+  counted_ = false;
   if (footprint == 0) return false;
   bool streams = false;
   if (everywhere_) {
-    streams = timed_choice(footprint, hold);
+    streams = hold && streamed_first_ ? true : timed_choice(footprint, hold);
   } else {
     if (cache_bytes_ == 0) return false;
     if (cache_bytes_ == 1) {  // BRAID_CACHE_BYTES=1
       streamed_calls_.fetch_add(1, std::memory_order_relaxed);
+      counted_ = true;
       return true;
     }
     const double share = this->share(footprint);
@@ -19,7 +21,14 @@ bool StreamChoice::decide(size_t footprint, bool hold) {
     if (share > kNever && !streams) streams = timed_choice(footprint, hold);
   }
   if (streams) streamed_calls_.fetch_add(1, std::memory_order_relaxed);
+  counted_ = streams;
   return streams;
+}
+
+void StreamChoice::forget() {
+  if (counted_) streamed_calls_.fetch_sub(1, std::memory_order_relaxed);
+  counted_ = false;
+  pending_ = false;
 }
 
 bool StreamChoice::timed_choice(size_t footprint, bool hold) {

@@ -32,7 +32,9 @@ class StreamChoice {
   // Timed at every size, whatever the cache (deposits into the node's windows, whose cost is
   // the core-to-core link's, not the cache's: NodeChannel::streams_deposits): the first calls
   // of a size class go the way `streamed_first` says, the fourth and fifth the other, and so on
-  // as in between the bounds.
+  // as in between the bounds. Streamed first, a held call streams too: a gather's windows run
+  // in a slow spell only in the copy path's retries (held), and must be tried at their best
+  // there whatever a fast spell taught.
   void time_at_every_size(bool streamed_first = false) {
     everywhere_ = true;
     streamed_first_ = streamed_first;
@@ -56,6 +58,9 @@ class StreamChoice {
   // whether the call tried the way not kept, or was the first back after such a retry: its
   // time says little about the copy path either (CopyTimer does not report it there).
   bool measured(uint64_t ns, bool skip);
+  // The call decided last made no copies that way after all (it went another path): not
+  // counted, not timed.
+  void forget();
   // Whether the call decided last, not yet measured, tries the way not kept or is the first back
   // after such a try (its time says little about another choice timed in the same call).
   bool trying() const { return pending_ && unsettled_; }
@@ -92,6 +97,7 @@ class StreamChoice {
   bool pending_ = false;
   bool suggested_ = false;  // the pending call went the way the share suggests
   bool unsettled_ = false;  // the pending call retries the way not kept, or follows a retry
+  bool counted_ = false;    // the call decided last was counted as streamed
   size_t footprint_ = 0;
   std::atomic<uint64_t> streamed_calls_{0};
 };

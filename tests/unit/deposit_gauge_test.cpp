@@ -18,13 +18,13 @@ constexpr uint64_t kFastDepositNs = kDeposit / 30;  // 30 GB/s, as on a fast day
 TEST(DepositGauge, OrdinaryUntilADepositIsSlow) {
   DepositGauge g;
   for (int i = 0; i < 100; ++i) {
-    ASSERT_FALSE(g.streams());
+    ASSERT_FALSE(g.streams(kDeposit));
     g.ordinary(kDeposit, kFastDepositNs);
   }
   EXPECT_FALSE(g.slow());
   g.ordinary(kDeposit, kSlowDepositNs);
   EXPECT_TRUE(g.slow());
-  EXPECT_TRUE(g.streams());
+  EXPECT_TRUE(g.streams(kDeposit));
 }
 
 TEST(DepositGauge, ASlowSpellStreamsAndProbesUntilItEnds) {
@@ -32,15 +32,15 @@ TEST(DepositGauge, ASlowSpellStreamsAndProbesUntilItEnds) {
   g.ordinary(kDeposit, kSlowDepositNs);
   for (int spell = 0; spell < 3; ++spell) {  // every probe still slow
     for (uint32_t i = 1; i < DepositGauge::kProbeEvery; ++i)
-      ASSERT_TRUE(g.streams()) << "deposit " << i << " of spell " << spell;
-    ASSERT_FALSE(g.streams()) << "the probe";
+      ASSERT_TRUE(g.streams(kDeposit)) << "deposit " << i << " of spell " << spell;
+    ASSERT_FALSE(g.streams(kDeposit)) << "the probe";
     g.ordinary(kDeposit, kSlowDepositNs);
   }
-  for (uint32_t i = 1; i < DepositGauge::kProbeEvery; ++i) ASSERT_TRUE(g.streams());
-  ASSERT_FALSE(g.streams());
+  for (uint32_t i = 1; i < DepositGauge::kProbeEvery; ++i) ASSERT_TRUE(g.streams(kDeposit));
+  ASSERT_FALSE(g.streams(kDeposit));
   g.ordinary(kDeposit, kFastDepositNs);  // the probe finds the link fast again
   EXPECT_FALSE(g.slow());
-  for (int i = 0; i < 50; ++i) EXPECT_FALSE(g.streams());
+  for (int i = 0; i < 50; ++i) EXPECT_FALSE(g.streams(kDeposit));
 }
 
 TEST(DepositGauge, SmallDepositsSayNothing) {
@@ -50,6 +50,10 @@ TEST(DepositGauge, SmallDepositsSayNothing) {
   g.ordinary(kDeposit, kSlowDepositNs);
   g.ordinary(DepositGauge::kMinBytes - 1, 1);
   EXPECT_TRUE(g.slow());
+  // In a slow spell they stream and do not bring the probe closer.
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(g.streams(DepositGauge::kMinBytes - 1));
+  for (uint32_t i = 1; i < DepositGauge::kProbeEvery; ++i) ASSERT_TRUE(g.streams(kDeposit));
+  EXPECT_FALSE(g.streams(kDeposit)) << "the probe";
 }
 
 TEST(DepositGauge, DepositRunsTheCopyTheWayItSaysAndCountsStreamedOnes) {

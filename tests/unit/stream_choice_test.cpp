@@ -167,5 +167,28 @@ TEST(StreamChoice, StreamedFirstTriesOrdinaryStoresAndKeepsTheFaster) {
   }
 }
 
+// Streamed first, a held call (the copy path retrying its other way) streams whatever was
+// learned; a call that made no deposits after all (forget) is neither counted nor timed.
+TEST(StreamChoice, StreamedFirstHoldsStreamingAndForgetsCallsWithoutDeposits) {
+  constexpr size_t bytes = size_t{1} << 20;
+  StreamChoice choice;
+  choice.time_at_every_size(true);
+  for (int i = 0; i < 300; ++i) {  // ordinary stores twice as fast: learned
+    const bool s = choice.decide(bytes, false);
+    choice.measured(s ? 2'000'000 : 1'000'000, false);
+  }
+  EXPECT_FALSE(choice.decide(bytes, false));
+  choice.measured(1'000'000, false);
+  const uint64_t counted = choice.streamed_calls();
+  EXPECT_TRUE(choice.decide(bytes, true));
+  EXPECT_EQ(choice.streamed_calls(), counted + 1);
+  choice.forget();
+  EXPECT_EQ(choice.streamed_calls(), counted);
+  EXPECT_FALSE(choice.trying());
+  const double ordinary = choice.rate(false, bytes);
+  EXPECT_FALSE(choice.measured(50'000'000, false)) << "forgotten: not timed";
+  EXPECT_EQ(choice.rate(false, bytes), ordinary);
+}
+
 }  // namespace
 }  // namespace braid::coll
