@@ -1,16 +1,16 @@
-// The C entry points: argument checks, exceptions turned into result codes plus the thread's
-// last-error message. Nothing here communicates by itself; see comm_object.cpp.
+// The C entry points of the library and its communicators: init and finalize, unique ids,
+// split, dup and free, counters, memory, errors (the collectives': c_api_collectives.cpp;
+// what they share: c_api_support.hpp). Nothing here communicates by itself; see
+// comm_object.cpp.
 #include <braid/braid.h>
 
 #include <cstdio>
 #include <cstring>
 #include <mutex>
-#include <new>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "api/coll_calls.hpp"
+#include "api/c_api_support.hpp"
 #include "api/comm_object.hpp"
 #include "api/unique_id.hpp"
 #include "config/env_config.hpp"
@@ -20,6 +20,9 @@
 #include "memory/topology.hpp"
 #include "node/home_cpu.hpp"
 
+using braid::capi::checked;
+using braid::capi::guarded;
+using braid::capi::live;
 using braid::detail::Failure;
 
 namespace {
@@ -45,100 +48,6 @@ braid_comm_s *new_handle(braid::detail::Comm *comm) {
 void retire_handle(braid_comm_s *h) {
   h->magic.store(0, std::memory_order_release);
   h->comm = nullptr;
-}
-
-bool live(braid_comm_t comm) {
-  return comm != nullptr && comm->magic.load(std::memory_order_acquire) == braid_comm_s::kLive;
-}
-
-thread_local std::string g_last_error;
-
-braid_result_t record(braid_result_t code, std::string message) {
-  g_last_error = std::move(message);
-  braid::detail::log(braid::detail::LogLevel::info, "error: ", g_last_error);
-  return code;
-}
-
-template <typename F>
-braid_result_t guarded(F &&body) {
-  try {
-    body();
-    return BRAID_SUCCESS;
-  } catch (const Failure &f) {
-    return record(f.code(), f.message());
-  } catch (const std::bad_alloc &) {
-    return record(BRAID_ERR_NO_MEMORY, "out of memory");
-  } catch (const std::exception &e) {
-    return record(BRAID_ERR_INTERNAL, std::string("internal error: ") + e.what());
-  }
-}
-
-braid::detail::Comm &checked(braid_comm_t comm) {
-  if (!live(comm))
-    braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT,
-                        comm == nullptr ? "communicator is NULL"
-                                        : "communicator is not valid (freed, finalized or never "
-                                          "created)");
-  return *comm->comm;
-}
-
-braid_request_t make_request(braid_comm_t handle, braid::detail::Comm &comm,
-                             std::shared_ptr<braid::coll::Collective> collective) {
-  auto *r = new braid_request_s{handle, &comm, std::move(collective)};
-  ++comm.open_requests;
-  return r;
-}
-
-// The request's communicator while it is alive; null once it has been freed (finalize, or a
-// unique-id group's communicator freed): its collective was ended then (~Scheduler), so the
-// request only has its outcome left to report.
-braid::detail::Comm *request_comm(braid_request_t r) {
-  return live(r->handle) && r->handle->comm == r->comm ? r->comm : nullptr;
-}
-
-// Reports a finished request's outcome and frees it.
-braid_result_t complete(braid_request_t *req) {
-  braid_request_t r = *req;
-  *req = nullptr;
-  const bool alive = live(r->handle) && r->handle->comm == r->comm;
-  if (alive) --r->comm->open_requests;
-  braid_result_t rc = BRAID_SUCCESS;
-  std::string message;
-  if (r->collective && !r->collective->finished()) {
-    // Its communicator went while another thread waited on it (a misuse): no outcome.
-    rc = BRAID_ERR_INVALID_ARGUMENT;
-    message = "the request's communicator was freed before it completed";
-  } else if (r->collective && r->collective->result() != BRAID_SUCCESS) {
-    rc = r->collective->result();
-    message = r->collective->message();
-    if (alive) r->comm->failed = true;
-  }
-  delete r;
-  return rc == BRAID_SUCCESS ? rc : record(rc, std::move(message));
-}
-
-// The blocking and non-blocking entry points of one collective: validate and start with
-// `start`, then wait (blocking) or hand out a request.
-template <typename Start>
-braid_result_t blocking(braid_comm_t comm, Start &&start) {
-  return guarded([&] {
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    braid::detail::Comm::BlockingCall blocking(c);
-    braid::detail::finish(c, start(c));
-  });
-}
-
-template <typename Start>
-braid_result_t nonblocking(const char *what, braid_comm_t comm, braid_request_t *req,
-                           Start &&start) {
-  return guarded([&] {
-    if (req == nullptr) braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, what, ": req is NULL");
-    *req = nullptr;  // a refused call leaves no request to wait for
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    *req = make_request(comm, c, start(c));
-  });
 }
 
 // Leaves a process's job: every rank reaches this before any transport goes away, so no
@@ -381,218 +290,6 @@ braid_result_t braid_comm_counters(braid_comm_t comm, braid_counter_t *out, size
   });
 }
 
-braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
-                               braid_dtype_t dtype, braid_op_t op, braid_comm_t comm) {
-  return guarded([&] {
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    braid::detail::Comm::BlockingCall blocking(c);
-    braid::detail::finish(c, braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
-  });
-}
-
-braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
-                               braid_comm_t comm) {
-  return guarded([&] {
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    braid::detail::Comm::BlockingCall blocking(c);
-    braid::detail::finish(c, braid::detail::start_broadcast(c, buf, count, dtype, root));
-  });
-}
-
-braid_result_t braid_barrier(braid_comm_t comm) {
-  return guarded([&] {
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    braid::detail::Comm::BlockingCall blocking(c);
-    braid::detail::finish(c, braid::detail::start_barrier(c));
-  });
-}
-
-braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
-                                braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
-                                braid_request_t *req) {
-  return nonblocking("iallreduce", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op);
-  });
-}
-
-braid_result_t braid_ibroadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
-                                braid_comm_t comm, braid_request_t *req) {
-  return nonblocking("ibroadcast", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_broadcast(c, buf, count, dtype, root);
-  });
-}
-
-braid_result_t braid_reduce(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
-                            braid_op_t op, int root, braid_comm_t comm) {
-  return blocking(comm, [&](braid::detail::Comm &c) {
-    return braid::detail::start_reduce(c, sendbuf, recvbuf, count, dtype, op, root);
-  });
-}
-braid_result_t braid_ireduce(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
-                             braid_op_t op, int root, braid_comm_t comm, braid_request_t *req) {
-  return nonblocking("ireduce", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_reduce(c, sendbuf, recvbuf, count, dtype, op, root);
-  });
-}
-braid_result_t braid_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
-                               braid_dtype_t dtype, braid_comm_t comm) {
-  return blocking(comm, [&](braid::detail::Comm &c) {
-    return braid::detail::start_allgather(c, sendbuf, recvbuf, sendcount, dtype);
-  });
-}
-braid_result_t braid_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
-                                braid_dtype_t dtype, braid_comm_t comm, braid_request_t *req) {
-  return nonblocking("iallgather", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_allgather(c, sendbuf, recvbuf, sendcount, dtype);
-  });
-}
-braid_result_t braid_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
-                                const size_t *recvcounts, const size_t *displs, braid_dtype_t dtype,
-                                braid_comm_t comm) {
-  return blocking(comm, [&](braid::detail::Comm &c) {
-    return braid::detail::start_allgatherv(c, sendbuf, sendcount, recvbuf, recvcounts, displs,
-                                           dtype);
-  });
-}
-braid_result_t braid_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
-                                 const size_t *recvcounts, const size_t *displs,
-                                 braid_dtype_t dtype, braid_comm_t comm, braid_request_t *req) {
-  return nonblocking("iallgatherv", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_allgatherv(c, sendbuf, sendcount, recvbuf, recvcounts, displs,
-                                           dtype);
-  });
-}
-braid_result_t braid_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
-                                    braid_dtype_t dtype, braid_op_t op, braid_comm_t comm) {
-  return blocking(comm, [&](braid::detail::Comm &c) {
-    return braid::detail::start_reduce_scatter(c, sendbuf, recvbuf, recvcount, dtype, op);
-  });
-}
-braid_result_t braid_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
-                                     braid_dtype_t dtype, braid_op_t op, braid_comm_t comm,
-                                     braid_request_t *req) {
-  return nonblocking("ireduce_scatter", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_reduce_scatter(c, sendbuf, recvbuf, recvcount, dtype, op);
-  });
-}
-braid_result_t braid_alltoall(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
-                              braid_comm_t comm) {
-  return blocking(comm, [&](braid::detail::Comm &c) {
-    return braid::detail::start_alltoall(c, sendbuf, recvbuf, count, dtype);
-  });
-}
-braid_result_t braid_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
-                               braid_dtype_t dtype, braid_comm_t comm, braid_request_t *req) {
-  return nonblocking("ialltoall", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_alltoall(c, sendbuf, recvbuf, count, dtype);
-  });
-}
-braid_result_t braid_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
-                               void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
-                               braid_dtype_t dtype, braid_comm_t comm) {
-  return blocking(comm, [&](braid::detail::Comm &c) {
-    return braid::detail::start_alltoallv(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
-                                          rdispls, dtype);
-  });
-}
-braid_result_t braid_ialltoallv(const void *sendbuf, const size_t *sendcounts,
-                                const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
-                                const size_t *rdispls, braid_dtype_t dtype, braid_comm_t comm,
-                                braid_request_t *req) {
-  return nonblocking("ialltoallv", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_alltoallv(c, sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
-                                          rdispls, dtype);
-  });
-}
-braid_result_t braid_gather(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
-                            int root, braid_comm_t comm) {
-  return blocking(comm, [&](braid::detail::Comm &c) {
-    return braid::detail::start_gather(c, sendbuf, recvbuf, count, dtype, root);
-  });
-}
-braid_result_t braid_igather(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
-                             int root, braid_comm_t comm, braid_request_t *req) {
-  return nonblocking("igather", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_gather(c, sendbuf, recvbuf, count, dtype, root);
-  });
-}
-braid_result_t braid_scatter(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
-                             int root, braid_comm_t comm) {
-  return blocking(comm, [&](braid::detail::Comm &c) {
-    return braid::detail::start_scatter(c, sendbuf, recvbuf, count, dtype, root);
-  });
-}
-braid_result_t braid_iscatter(const void *sendbuf, void *recvbuf, size_t count, braid_dtype_t dtype,
-                              int root, braid_comm_t comm, braid_request_t *req) {
-  return nonblocking("iscatter", comm, req, [&](braid::detail::Comm &c) {
-    return braid::detail::start_scatter(c, sendbuf, recvbuf, count, dtype, root);
-  });
-}
-braid_result_t braid_ibarrier(braid_comm_t comm, braid_request_t *req) {
-  return nonblocking("ibarrier", comm, req,
-                     [&](braid::detail::Comm &c) { return braid::detail::start_barrier(c); });
-}
-
-// A request is completed (complete()) under its communicator's claim: another thread's idle
-// wait may be progressing that communicator (Process::progress_others), finishing and
-// explaining this very collective, and its outcome is read (and the communicator's count of
-// open requests changed) only once nobody is.
-braid_result_t braid_test(braid_request_t *req, int *done) {
-  bool finished = false, completed = false;
-  braid_result_t outcome = BRAID_SUCCESS;
-  braid_result_t rc = guarded([&] {
-    if (req == nullptr || *req == nullptr || done == nullptr)
-      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_test: NULL request or done");
-    braid_request_t r = *req;
-    *done = 0;
-    braid::detail::Comm *c = request_comm(r);
-    if (c == nullptr) {  // its communicator is gone: nothing runs it, its outcome is settled
-      finished = true;
-      return;
-    }
-    // A poll does not wait for another thread's call on this communicator: while that thread
-    // has it, the request is not done yet, and the next poll looks again.
-    braid::detail::Comm::TryUse use(*c);
-    if (!use.held()) return;
-    if (r->collective && !r->collective->finished()) {
-      c->scheduler->progress();
-      // As a wait that idles does: a peer may be waiting in another communicator's call
-      // before it can serve this one.
-      if (!r->collective->finished() && c->process.others_alive()) c->process.progress_others(c);
-    }
-    finished = !r->collective || r->collective->finished();
-    if (finished) {
-      *done = 1;
-      outcome = complete(req);
-      completed = true;
-    }
-  });
-  if (rc != BRAID_SUCCESS || !finished) return rc;
-  *done = 1;
-  return completed ? outcome : complete(req);
-}
-
-braid_result_t braid_wait(braid_request_t *req) {
-  bool completed = false;
-  braid_result_t outcome = BRAID_SUCCESS;
-  braid_result_t rc = guarded([&] {
-    if (req == nullptr || *req == nullptr)
-      braid::detail::fail(BRAID_ERR_INVALID_ARGUMENT, "braid_wait: NULL request");
-    braid_request_t r = *req;
-    if (braid::detail::Comm *c = request_comm(r)) {
-      braid::detail::Comm::Use use(*c);
-      if (r->collective) c->scheduler->wait(*r->collective);
-      outcome = complete(req);  // under the claim, as in braid_test
-      completed = true;
-    }
-  });
-  if (rc != BRAID_SUCCESS) return rc;
-  return completed ? outcome : complete(req);
-}
-
 braid_result_t braid_mem_alloc(size_t bytes, int numa_node, void **ptr) {
   return guarded([&] {
     if (ptr == nullptr)
@@ -648,7 +345,7 @@ const char *braid_strerror(braid_result_t r) {
 }
 
 const char *braid_last_error(void) {
-  return g_last_error.c_str();
+  return braid::capi::last_error().c_str();
 }
 
 }  // extern "C"
