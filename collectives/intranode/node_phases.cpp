@@ -27,8 +27,10 @@ namespace {
 // Scatter's root streams too (shm_scatter.cpp); a reduce's depositors stream as reduce_shm
 // decides (ReduceOf::streamed: their root reads with the reduction kernel, which takes whole
 // windows faster from the writer's cache on a fast day: 2-rank 1 MiB 0.39x Open MPI against
-// 0.64x streamed); allgather and the rest keep ordinary stores (2-rank allgather 0.87x against
-// 1.2x streamed): docs/intranode.md, "Deposits into the windows".
+// 0.64x streamed); a gather's as its root decides (shm_gather.cpp); allgather(v) and alltoall(v)
+// only in a slow spell of the link, which their own deposits show (DepositGauge; on a fast day
+// 2-rank allgather 0.87x Open MPI against 1.2x streamed): docs/intranode.md, "Deposits into the
+// windows".
 constexpr size_t kBroadcastChunk = NodeChannel::kWindow;
 
 // Every rank reduces (or only `to`): all vectors go through one window.

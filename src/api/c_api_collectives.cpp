@@ -5,7 +5,6 @@
 #include "api/coll_calls.hpp"
 
 using braid::capi::blocking;
-using braid::capi::checked;
 using braid::capi::complete;
 using braid::capi::guarded;
 using braid::capi::nonblocking;
@@ -15,31 +14,20 @@ extern "C" {
 
 braid_result_t braid_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                                braid_dtype_t dtype, braid_op_t op, braid_comm_t comm) {
-  return guarded([&] {
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    braid::detail::Comm::BlockingCall blocking(c);
-    braid::detail::finish(c, braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op));
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_allreduce(c, sendbuf, recvbuf, count, dtype, op);
   });
 }
 
 braid_result_t braid_broadcast(void *buf, size_t count, braid_dtype_t dtype, int root,
                                braid_comm_t comm) {
-  return guarded([&] {
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    braid::detail::Comm::BlockingCall blocking(c);
-    braid::detail::finish(c, braid::detail::start_broadcast(c, buf, count, dtype, root));
+  return blocking(comm, [&](braid::detail::Comm &c) {
+    return braid::detail::start_broadcast(c, buf, count, dtype, root);
   });
 }
 
 braid_result_t braid_barrier(braid_comm_t comm) {
-  return guarded([&] {
-    braid::detail::Comm &c = checked(comm);
-    braid::detail::Comm::Use use(c);
-    braid::detail::Comm::BlockingCall blocking(c);
-    braid::detail::finish(c, braid::detail::start_barrier(c));
-  });
+  return blocking(comm, [&](braid::detail::Comm &c) { return braid::detail::start_barrier(c); });
 }
 
 braid_result_t braid_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
