@@ -40,7 +40,10 @@ int on_wc_error(Context *ctx, const ibv_wc &wc, const WrId &id) {
     --cls.srq_posted;
     // The buffer is free once its completion is polled, failed or not; the SRQ serves every
     // other peer, so it goes back rather than shrinking the queue for good.
-    if (!ctx->finalizing) cls.srq_repost.push_back(id.slot);
+    if (!ctx->finalizing) {
+      cls.srq_repost.push_back(id.slot);
+      ++ctx->reposts_queued;
+    }
   }
   if (ctx->finalizing) return BRAID_SUCCESS;
   int code = BRAID_ERR_TRANSPORT;
@@ -99,6 +102,7 @@ int on_completion(Context *ctx, const ibv_wc &wc) {
         auto it = ctx->qpn_to_conn.find(wc.qp_num);
         if (it == ctx->qpn_to_conn.end()) {  // cannot happen: every QP is in the map
           cls.srq_repost.push_back(id.slot);
+          ++ctx->reposts_queued;
           return BRAID_SUCCESS;
         }
         conn_index = it->second;
@@ -132,6 +136,7 @@ int poll_cq(Context *ctx, int *seen = nullptr) {
   ibv_wc wcs[32];
   while (true) {
     int n = ibv_poll_cq(ctx->cq, 32, wcs);
+    if (n == 0) return BRAID_SUCCESS;  // the spinning turn's case: nothing more to set up
     if (n < 0)
       return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: ibv_poll_cq failed on %s", ctx->rank,
                         ctx->device_name.c_str());
@@ -256,15 +261,27 @@ constexpr unsigned kEventPollInterval = 256;
 
 int progress_all(Context *ctx) {
   if (ctx->fatal != 0) return ctx->error(ctx->fatal, "%s", ctx->fatal_text.c_str());
-  int rc = poll_cq(ctx);
+  int seen = 0;
+  int rc = poll_cq(ctx, &seen);
   if (rc == BRAID_SUCCESS && ++ctx->progress_calls % kEventPollInterval == 0) rc = poll_events(ctx);
-  if (rc == BRAID_SUCCESS) rc = flush_reposts(ctx);
-  if (rc == BRAID_SUCCESS) rc = flush_sends(ctx);
-  if (rc == BRAID_SUCCESS) rc = flush_reads(ctx);
+  // Consumed buffers go back on a turn that found nothing, or in batches while messages keep
+  // coming: a turn that completed a receive returns to its caller first, whose reply to that
+  // message is the latency that counts, and the posting follows on the caller's next turn.
+  if (rc == BRAID_SUCCESS && ctx->reposts_queued > 0 &&
+      (seen == 0 || ctx->reposts_queued >= ctx->repost_batch))
+    rc = flush_reposts(ctx);
+  if (rc == BRAID_SUCCESS && ctx->sends_to_flush) rc = flush_sends(ctx);
+  if (rc == BRAID_SUCCESS && ctx->reads_to_post) rc = flush_reads(ctx);
   return rc;
 }
 
 int wait_for_events(Context *ctx, int timeout_ms) {
+  // Nothing is left for later before sleeping: buffers still to post (credits a peer may wait
+  // for) and sends or READs that could go.
+  int flushed = flush_reposts(ctx);
+  if (flushed == BRAID_SUCCESS && ctx->sends_to_flush) flushed = flush_sends(ctx);
+  if (flushed == BRAID_SUCCESS && ctx->reads_to_post) flushed = flush_reads(ctx);
+  if (flushed != BRAID_SUCCESS) return flushed;
   if (!ctx->cq_armed) {
     if (ibv_req_notify_cq(ctx->cq, 0) != 0) return BRAID_SUCCESS;
     ctx->cq_armed = true;

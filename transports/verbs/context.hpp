@@ -208,7 +208,14 @@ struct Context : plugin::Reporter {
   ibv_cq *cq = nullptr;
   int cq_entries = 0;
   bool cq_armed = false;
-  unsigned progress_calls = 0;  // progress_all looks at the event fds on every 16th call
+  unsigned progress_calls = 0;  // progress_all looks at the event fds on every 256th call
+  // What the progress loop has to do besides polling the CQ, so that a spinning turn with
+  // nothing to do skips it (each look costs instructions, and under emulation a spinning rank's
+  // turn is part of a small message's latency).
+  unsigned reposts_queued = 0;  // receive buffers consumed and not posted again yet
+  unsigned repost_batch = 1;    // posted together while messages keep arriving (classes_create)
+  bool sends_to_flush = false;  // a backlog, or a per-peer connection owing credits, may have work
+  bool reads_to_post = false;   // a rendezvous receive has RDMA READs not posted yet
   ibv_device_attr dev_attr{};
   ibv_port_attr port_attr{};
   uint8_t port = 1;

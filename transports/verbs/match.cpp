@@ -43,7 +43,10 @@ int deliver(Context *ctx, int peer, MsgType type, uint64_t tag, const uint8_t *p
   for (auto it = ps.posted.begin(); it != ps.posted.end(); ++it) {
     if ((*it)->tag != tag) continue;
     Request *req = *it;
-    ps.posted.erase(it);
+    if (it == ps.posted.begin())
+      ps.posted.pop_front();  // the usual case, and far cheaper than a deque's erase
+    else
+      ps.posted.erase(it);
     if (req->advertised) end_advert(ctx, req, false);
     if (req->cancelling) {
       drop_for_cancel(ctx, req, type, rts);
@@ -129,6 +132,7 @@ int drain_reorder(Context *ctx, Conn &conn) {
 // The receive buffer of `slot` goes back to its queue; its credit is owed to the peer.
 void repost_later(Context *ctx, Conn &conn, uint32_t slot, bool credit_msg) {
   ClassState &cls = ctx->classes[conn.klass];
+  ++ctx->reposts_queued;
   if (cls.srq != nullptr) {
     cls.srq_repost.push_back(slot);
   } else {

@@ -1,5 +1,6 @@
 #include "queues.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -11,6 +12,7 @@ namespace braid::verbs {
 namespace {
 
 constexpr size_t kPostBatch = 64;         // WRs per linked list
+constexpr unsigned kRepostBatchMax = 16;  // see Context::repost_batch
 constexpr uint32_t kSrqGrowthFactor = 4;  // an SRQ may grow to 4x its configured count
 
 // Posts `slots` of class `k` to `qp` (per-peer) or to the class's SRQ as linked lists. When the
@@ -148,6 +150,12 @@ int classes_create(Context *ctx) {
     ctx->counters.send_buffer_bytes += cls.send.bytes;
     for (uint32_t i = ctx->opt.send_slots; i > 0; --i) cls.send_free.push_back(i - 1);
   }
+  // Reposts wait for a batch of at most a quarter of the smallest class (16 at most) while
+  // messages keep arriving: an SRQ keeps three quarters posted (its limit event fires below
+  // one), a per-peer sender keeps credits for three quarters of its window.
+  ctx->repost_batch = kRepostBatchMax;
+  for (const ClassState &cls : ctx->classes)
+    ctx->repost_batch = std::min<unsigned>(ctx->repost_batch, std::max(1u, cls.spec.count / 4));
   return BRAID_SUCCESS;
 }
 
@@ -178,6 +186,8 @@ int post_initial_receives(Context *ctx, Conn &conn) {
 }
 
 int flush_reposts(Context *ctx) {
+  if (ctx->reposts_queued == 0) return BRAID_SUCCESS;
+  ctx->reposts_queued = 0;  // what stays listed is counted again below
   for (size_t k = 0; k < ctx->classes.size(); ++k) {
     ClassState &cls = ctx->classes[k];
     if (cls.srq == nullptr || cls.srq_repost.empty()) continue;
@@ -188,6 +198,7 @@ int flush_reposts(Context *ctx) {
     // The buffers the provider did not take (from bad_wr on) stay listed for the next flush.
     cls.srq_repost.erase(cls.srq_repost.begin(),
                          cls.srq_repost.begin() + static_cast<std::ptrdiff_t>(posted));
+    ctx->reposts_queued += static_cast<unsigned>(cls.srq_repost.size());
     if (rc != BRAID_SUCCESS) return rc;
   }
   for (Conn &conn : ctx->conns) {
@@ -209,6 +220,7 @@ int flush_reposts(Context *ctx) {
     conn.pending_cm_ack += conn.owed_cm_ack;
     conn.owed_return = 0;
     conn.owed_cm_ack = 0;
+    ctx->sends_to_flush = true;  // the credits may be due in a message of their own
   }
   return BRAID_SUCCESS;
 }

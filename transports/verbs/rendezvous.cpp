@@ -77,6 +77,8 @@ int post_reads(Context *ctx, Request *req) {
     ++req->reads_posted;
     ++ctx->counters.rdma_reads;
   }
+  // The rest goes when the send queue has room again (flush_reads).
+  if (req->reads_posted < req->reads_total && req->read_status == 0) ctx->reads_to_post = true;
   return BRAID_SUCCESS;
 }
 
@@ -127,6 +129,7 @@ int start_rendezvous_receive(Context *ctx, Request *req, const RtsBody &rts) {
 }
 
 int flush_reads(Context *ctx) {
+  ctx->reads_to_post = false;  // post_reads sets it again for a request it cannot finish
   for (size_t i = 0; i < ctx->requests.size(); ++i) {
     Request *req = ctx->requests.at(static_cast<uint32_t>(i));
     if (req->kind != ReqKind::Recv || req->state != ReqState::Reading) continue;

@@ -26,6 +26,7 @@ enum class ReqState : uint8_t {
   Failed,
 };
 
+// A field added here is reset in RequestTable::allocate too.
 struct Request {
   ReqKind kind = ReqKind::Send;
   ReqState state = ReqState::Queued;

@@ -294,6 +294,7 @@ int class_for(const Context *ctx, size_t wire_bytes) {
 
 void enqueue(Context *ctx, int peer, int klass, Outgoing out) {
   ctx->conn(peer, klass).backlog.push_back(std::move(out));
+  ctx->sends_to_flush = true;
 }
 
 int send_now(Context *ctx, int peer, int klass, Outgoing out) {
@@ -306,10 +307,12 @@ int send_now(Context *ctx, int peer, int klass, Outgoing out) {
     if (rc != BRAID_SUCCESS || posted) return rc;
   }
   conn.backlog.push_back(std::move(out));
+  ctx->sends_to_flush = true;
   return BRAID_SUCCESS;
 }
 
 int flush_sends(Context *ctx) {
+  ctx->sends_to_flush = false;  // set again below by whatever still waits
   for (Conn &conn : ctx->conns) {
     if (conn.qp == nullptr || ctx->peers[static_cast<size_t>(conn.peer)].failed != 0) continue;
     // A post that fails ends this peer's traffic (its message stays at the front, so the
@@ -319,6 +322,11 @@ int flush_sends(Context *ctx) {
       fail_peer_after(ctx, conn.peer, rc, "verbs: ibv_post_send failed");
       continue;
     }
+    // Looked at on every turn while messages wait for resources or credits are owed (their
+    // message depends on the peer's credits and budget, which any completion may change).
+    if (!conn.backlog.empty() ||
+        (conn.per_peer && (conn.pending_return > 0 || conn.pending_cm_ack > 0)))
+      ctx->sends_to_flush = true;
     // Credits normally ride on our next message. When half the peer's credits are owed and
     // nothing is about to carry them, send them explicitly. An idle connection never sends one
     // for cm_ack alone, so two idle peers cannot bounce credit messages forever.
