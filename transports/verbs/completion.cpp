@@ -95,6 +95,7 @@ int on_completion(Context *ctx, const ibv_wc &wc) {
   if (wc.status != IBV_WC_SUCCESS) return on_wc_error(ctx, wc, id);
   switch (id.kind) {
     case WrKind::Recv: {
+      ++ctx->turn_receives;
       uint32_t conn_index = id.conn;
       ClassState &cls = ctx->classes[id.klass];
       if (cls.srq != nullptr) {
@@ -261,15 +262,22 @@ constexpr unsigned kEventPollInterval = 256;
 
 int progress_all(Context *ctx) {
   if (ctx->fatal != 0) return ctx->error(ctx->fatal, "%s", ctx->fatal_text.c_str());
-  int seen = 0;
-  int rc = poll_cq(ctx, &seen);
+  ctx->turn_receives = 0;
+  int rc = poll_cq(ctx);
   if (rc == BRAID_SUCCESS && ++ctx->progress_calls % kEventPollInterval == 0) rc = poll_events(ctx);
-  // Consumed buffers go back on a turn that found nothing, or in batches while messages keep
-  // coming: a turn that completed a receive returns to its caller first, whose reply to that
-  // message is the latency that counts, and the posting follows on the caller's next turn.
-  if (rc == BRAID_SUCCESS && ctx->reposts_queued > 0 &&
-      (seen == 0 || ctx->reposts_queued >= ctx->repost_batch))
-    rc = flush_reposts(ctx);
+  // A turn that completed a receive returns to its caller before posting the buffers again: the
+  // caller's reply to that message is the latency that counts, and the posting follows on its
+  // next turn. Never for two turns in a row (a credit message's buffer owes the peer an
+  // acknowledgement), nor past a batch.
+  if (rc == BRAID_SUCCESS && ctx->reposts_queued > 0) {
+    if (ctx->turn_receives > 0 && !ctx->reposts_deferred &&
+        ctx->reposts_queued < ctx->repost_batch) {
+      ctx->reposts_deferred = true;
+    } else {
+      ctx->reposts_deferred = false;
+      rc = flush_reposts(ctx);
+    }
+  }
   if (rc == BRAID_SUCCESS && ctx->sends_to_flush) rc = flush_sends(ctx);
   if (rc == BRAID_SUCCESS && ctx->reads_to_post) rc = flush_reads(ctx);
   return rc;

@@ -214,6 +214,8 @@ struct Context : plugin::Reporter {
   // turn is part of a small message's latency).
   unsigned reposts_queued = 0;  // receive buffers consumed and not posted again yet
   unsigned repost_batch = 1;    // posted together while messages keep arriving (classes_create)
+  unsigned turn_receives = 0;   // receive completions handled in this progress turn
+  bool reposts_deferred = false;  // the last turn left its reposts to this one
   bool sends_to_flush = false;  // a backlog, or a per-peer connection owing credits, may have work
   bool reads_to_post = false;   // a rendezvous receive has RDMA READs not posted yet
   ibv_device_attr dev_attr{};

@@ -162,6 +162,8 @@ int on_receive(Context *ctx, Conn &conn, uint32_t slot, size_t byte_len) {
   if (conn.per_peer) {
     conn.send_credits += h.credits;
     conn.cm_budget += h.cm_ack;
+    // A message waiting for credits, or a credit message for budget, may go now.
+    if (h.credits != 0 || h.cm_ack != 0) ctx->sends_to_flush = true;
     if (conn.send_credits > initial_credits(cls.spec) || conn.cm_budget > kReservedCreditBuffers)
       return protocol_error(ctx, conn,
                             "returns more credits than were lent (" +

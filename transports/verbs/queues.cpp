@@ -185,6 +185,19 @@ int post_initial_receives(Context *ctx, Conn &conn) {
   return post_slots(ctx, conn.klass, conn.qp, conn.index, slots);
 }
 
+namespace {
+
+// What flush_reposts leaves listed: a shared class's buffers the provider did not take, and,
+// after a failure, every list it did not reach.
+unsigned queued_reposts(const Context *ctx) {
+  size_t n = 0;
+  for (const ClassState &cls : ctx->classes) n += cls.srq_repost.size();
+  for (const Conn &conn : ctx->conns) n += conn.repost.size();
+  return static_cast<unsigned>(n);
+}
+
+}  // namespace
+
 int flush_reposts(Context *ctx) {
   if (ctx->reposts_queued == 0) return BRAID_SUCCESS;
   ctx->reposts_queued = 0;  // what stays listed is counted again below
@@ -198,8 +211,11 @@ int flush_reposts(Context *ctx) {
     // The buffers the provider did not take (from bad_wr on) stay listed for the next flush.
     cls.srq_repost.erase(cls.srq_repost.begin(),
                          cls.srq_repost.begin() + static_cast<std::ptrdiff_t>(posted));
+    if (rc != BRAID_SUCCESS) {
+      ctx->reposts_queued = queued_reposts(ctx);
+      return rc;
+    }
     ctx->reposts_queued += static_cast<unsigned>(cls.srq_repost.size());
-    if (rc != BRAID_SUCCESS) return rc;
   }
   for (Conn &conn : ctx->conns) {
     if (conn.repost.empty()) continue;

@@ -270,6 +270,11 @@ int initial_credits(const QueueSpec &spec) {
   return static_cast<int>(spec.count) - kReservedCreditBuffers;
 }
 
+int credit_message_threshold(const Context *ctx, const Conn &conn) {
+  const int half = initial_credits(ctx->classes[conn.klass].spec) / 2;
+  return half > 0 ? half : 1;
+}
+
 bool headerless_fits(const Context *ctx, const PeerState &ps, uint64_t tag, size_t bytes,
                      int *delta) {
   if (!ctx->opt.headerless || !ps.sent_tag) return false;
@@ -322,10 +327,11 @@ int flush_sends(Context *ctx) {
       fail_peer_after(ctx, conn.peer, rc, "verbs: ibv_post_send failed");
       continue;
     }
-    // Looked at on every turn while messages wait for resources or credits are owed (their
-    // message depends on the peer's credits and budget, which any completion may change).
+    // Looked at on every turn while messages wait for resources or a credit message is due
+    // (it may wait for the peer's budget, which a completion may bring). Credits returned or
+    // acknowledged by the peer set it again too (on_receive).
     if (!conn.backlog.empty() ||
-        (conn.per_peer && (conn.pending_return > 0 || conn.pending_cm_ack > 0)))
+        (conn.per_peer && conn.pending_return >= credit_message_threshold(ctx, conn)))
       ctx->sends_to_flush = true;
     // Credits normally ride on our next message. When half the peer's credits are owed and
     // nothing is about to carry them, send them explicitly. An idle connection never sends one
@@ -344,9 +350,8 @@ int flush_sends(Context *ctx) {
       if (rc != BRAID_SUCCESS) fail_peer_after(ctx, conn.peer, rc, "verbs: ibv_post_send failed");
       continue;
     }
-    if (conn.pending_return == 0) continue;
-    int threshold = initial_credits(ctx->classes[conn.klass].spec) / 2;
-    if (conn.pending_return < (threshold > 0 ? threshold : 1)) continue;
+    if (conn.pending_return == 0 || conn.pending_return < credit_message_threshold(ctx, conn))
+      continue;
     // A direct message carries no header, so no credits; nor does a headerless one unless it
     // takes its header back to carry an acknowledgement (post_one).
     const MsgType front = conn.backlog.empty() ? MsgType::Credit : conn.backlog.front().type;

@@ -32,5 +32,8 @@ int flush_sends(Context *ctx);
 
 // Credits a per-peer class starts with (its buffers minus those reserved for credit messages).
 int initial_credits(const QueueSpec &spec);
+// Owed credits a per-peer connection returns in a message of their own once nothing else
+// carries them: half the peer's window.
+int credit_message_threshold(const Context *ctx, const Conn &conn);
 
 }  // namespace braid::verbs
