@@ -141,13 +141,21 @@ if (( PAIR )); then
 fi
 
 section "perftest on $D (server and client in this guest, GID index $G)"
+# perftest's latency tests now and then report "inf" for every figure (a client that started
+# timing before its server was ready): such a run is repeated, up to three times.
 perf_pair() {   # perf_pair "ARGS": server, then the client on 127.0.0.1 (the OOB exchange)
-  # shellcheck disable=SC2086  # ARGS is split on purpose
-  timeout 120 "$1" -d "$D" -x "$G" $2 -F >/dev/null 2>&1 & local s=$!
-  sleep 1
-  # shellcheck disable=SC2086
-  timeout 120 "$1" -d "$D" -x "$G" $2 -F 127.0.0.1 2>&1 | grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ' | sed "s/^/$1 | /"
-  wait "$s"
+  local try out
+  for try in 1 2 3; do
+    # shellcheck disable=SC2086  # ARGS is split on purpose
+    timeout 120 "$1" -d "$D" -x "$G" $2 -F >/dev/null 2>&1 & local s=$!
+    sleep 1
+    # shellcheck disable=SC2086
+    out=$(timeout 120 "$1" -d "$D" -x "$G" $2 -F 127.0.0.1 2>&1 | grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ')
+    wait "$s"
+    [[ $out == *inf* && $try -lt 3 ]] || break
+    echo "$1 | (a run reported inf: repeated)"
+  done
+  printf '%s\n' "$out" | sed "s/^/$1 | /"
 }
 perf_pair ib_send_lat "-s 8 -n 5000"
 perf_pair ib_send_lat "-s 4096 -n 1000"
@@ -155,8 +163,9 @@ perf_pair ib_write_bw "-s 65536 -n 2000"
 perf_pair ib_write_bw "-s 1048576 -n 200"
 perf_pair ib_send_bw "-s 65536 -n 2000"
 
-# Medians of 5 repetitions: under TCG single slow iterations (ms) make means meaningless; the
-# median is what ib_send_lat's t_typical reports too.
+# Medians of 5 repetitions: under TCG single slow iterations (ms) make means meaningless.
+# one_way_typical (half the median round trip) is the figure to hold against ib_send_lat's
+# t_typical, which is a median too; one_way is the mean.
 section "braid-micro-p2p over $D: ${plugins[*]} (medians; pingpong = round trip, one_way = half)"
 filter='^(pingpong/[a-z]+/(8|4096)|stream/[a-z]+/(65536|1048576))/real_time$'
 # The verbs plugin under each receive-queue mode (the default is all-shared; the mixed
