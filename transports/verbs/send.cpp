@@ -311,8 +311,7 @@ int send_now(Context *ctx, int peer, int klass, Outgoing out) {
     int rc = post_one(ctx, conn, out, &posted);
     if (rc != BRAID_SUCCESS || posted) return rc;
   }
-  conn.backlog.push_back(std::move(out));
-  ctx->sends_to_flush = true;
+  enqueue(ctx, peer, klass, std::move(out));
   return BRAID_SUCCESS;
 }
 
