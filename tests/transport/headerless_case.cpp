@@ -16,12 +16,6 @@ using detail::cat;
 
 namespace {
 
-bool has_counter(Job &job, const char *name) {
-  for (const braid_transport_counter_t &c : job.transport().counters())
-    if (std::string(c.name) == name) return true;
-  return false;
-}
-
 // Tags in sending order, each a step from the one before that a headerless message can or
 // cannot express in 8 bits: 0, +1, +127, -128 can; +128, -129, far jumps cannot. The unsigned
 // wrap from the largest tag to 0 is a step of +1.

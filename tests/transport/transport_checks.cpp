@@ -197,4 +197,10 @@ uint64_t counter(Job &job, const char *name) {
   return 0;
 }
 
+bool has_counter(Job &job, const char *name) {
+  for (const braid_transport_counter_t &c : job.transport().counters())
+    if (std::string(c.name) == name) return true;
+  return false;
+}
+
 }  // namespace braid::transport_test

@@ -85,6 +85,8 @@ class Batch {
 
 // The transport's counter `name` on this rank; 0 when it has none by that name.
 uint64_t counter(Job &job, const char *name);
+// Whether the transport has a counter by that name (the verbs plugin's own ones).
+bool has_counter(Job &job, const char *name);
 
 // Creates the job from the environment (as braid_init does), prints the transport's
 // properties and runs `cases`; returns the exit status. Failures of the setup itself exit 1.

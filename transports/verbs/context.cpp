@@ -16,6 +16,7 @@
 #include "mem_monitor.hpp"
 #include "queues.hpp"
 #include "rendezvous.hpp"
+#include "send.hpp"
 #include "wr_id.hpp"
 
 namespace braid::verbs {
@@ -195,6 +196,7 @@ int setup(Context *ctx, const braid_transport_init_args_t *args) {
   rc = connect_all(ctx, args->bootstrap);
   if (rc != BRAID_SUCCESS) return rc;
   if (ctx->max_inline == UINT32_MAX) ctx->max_inline = 0;
+  plan_fast_inline(ctx);
   ctx->logf(1,
             "verbs: %s:%d at %s, receive queues %s, eager limit %zu, inline %u, max_msg_sz %llu, "
             "%llu bytes of receive buffers, %llu of bounce buffers, on NUMA node %d (%s), "

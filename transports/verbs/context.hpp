@@ -27,6 +27,7 @@ namespace braid::verbs {
 
 struct Counters {
   uint64_t inline_msgs = 0, inline_bytes = 0;
+  uint64_t fast_inline_msgs = 0;  // of inline_msgs, posted by isend itself (try_send_inline)
   uint64_t eager_msgs = 0, eager_bytes = 0;
   uint64_t rndv_msgs = 0, rndv_bytes = 0;
   uint64_t rdma_reads = 0;
@@ -237,6 +238,11 @@ struct Context : plugin::Reporter {
   std::string rcache_off;
   uint32_t max_inline = 0;
   size_t eager_limit = 0;
+  // isend posts eager messages of up to fast_inline_max bytes itself, inline on class
+  // fast_inline_class, when nothing waits ahead of them (send.hpp, try_send_inline).
+  bool fast_inline = false;
+  uint8_t fast_inline_class = 0;
+  size_t fast_inline_max = 0;
   uint64_t max_msg_sz = 0;
   bool finalizing = false;
   int fatal = 0;  // a device-wide failure (port down, CQ error)

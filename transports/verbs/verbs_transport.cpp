@@ -99,6 +99,9 @@ int isend(braid_transport_ctx_t c, int peer, uint64_t tag, const void *buf, size
   req->user_mr = static_cast<ibv_mr *>(mr);
   if (peer == ctx->rank) {
     rc = deliver_local(ctx, req);
+  } else if (bytes <= ctx->fast_inline_max && ctx->fast_inline &&
+             try_send_inline(ctx, peer, req, &rc)) {
+    if (rc != BRAID_SUCCESS) fail_peer_after(ctx, peer, rc, "verbs: ibv_post_send failed");
   } else {
     Outgoing o;
     o.msn = ctx->peers[static_cast<size_t>(peer)].next_send_msn;
@@ -198,6 +201,7 @@ int counters(braid_transport_ctx_t c, braid_transport_counter_t *out, size_t *n)
   const RegCacheStats rs = ctx->rcache != nullptr ? ctx->rcache->stats() : RegCacheStats{};
   const plugin::NamedCounter all[] = {{"inline_msgs", k.inline_msgs},
                                       {"inline_bytes", k.inline_bytes},
+                                      {"fast_inline_msgs", k.fast_inline_msgs},
                                       {"eager_msgs", k.eager_msgs},
                                       {"eager_bytes", k.eager_bytes},
                                       {"rendezvous_msgs", k.rndv_msgs},
