@@ -13,10 +13,10 @@
 #include "connect.hpp"
 #include "device.hpp"
 #include "direct.hpp"
+#include "inline_send.hpp"
 #include "mem_monitor.hpp"
 #include "queues.hpp"
 #include "rendezvous.hpp"
-#include "send.hpp"
 #include "wr_id.hpp"
 
 namespace braid::verbs {

@@ -27,19 +27,6 @@ void enqueue(Context *ctx, int peer, int klass, Outgoing out);
 // Queues `out` and posts what it can at once: for isend, outside completion processing.
 int send_now(Context *ctx, int peer, int klass, Outgoing out);
 
-// isend's fast path for the smallest messages, the ones whose latency is instructions (in the
-// soft-RoCE guest about 2 ns each): an eager message that fits inline, to a connection with
-// nothing queued, no advert of the peer to consume and a send slot and credit free, is posted
-// from here, without the Outgoing description, the class search and the backlog the general
-// path goes through. The caller checks ctx->fast_inline and fast_inline_max (inline, so that
-// larger messages pay nothing for this path). Returns false (nothing done) when the message does
-// not qualify; otherwise the message's number is taken and *rc is the post's result.
-bool try_send_inline(Context *ctx, int peer, Request *req, int *rc);
-
-// Sets the fast path's class and size limit once the queue pairs' inline limit is known: the
-// sizes where the general path would also send inline, with a header, on one class.
-void plan_fast_inline(Context *ctx);
-
 // Posts the backlogs and any credit messages that are due.
 int flush_sends(Context *ctx);
 

@@ -10,6 +10,7 @@
 #include "context.hpp"
 #include "device.hpp"
 #include "direct.hpp"
+#include "inline_send.hpp"
 #include "match.hpp"
 #include "options.hpp"
 #include "rendezvous.hpp"
