@@ -291,7 +291,14 @@ int wait_for_events(Context *ctx, int timeout_ms) {
   if (flushed == BRAID_SUCCESS && ctx->reads_to_post) flushed = flush_reads(ctx);
   if (flushed != BRAID_SUCCESS) return flushed;
   if (!ctx->cq_armed) {
-    if (ibv_req_notify_cq(ctx->cq, 0) != 0) return BRAID_SUCCESS;
+    // Unarmed, the channel would never wake us: the caller would come back at once, spinning
+    // through every wait without a word. It is the device's failure, and said as one.
+    const int notify = ibv_req_notify_cq(ctx->cq, 0);
+    if (notify != 0)
+      return ctx->error(BRAID_ERR_TRANSPORT,
+                        "verbs: rank %d: ibv_req_notify_cq on %s failed (%s): cannot wait for "
+                        "completions",
+                        ctx->rank, ctx->device_name.c_str(), std::strerror(notify));
     ctx->cq_armed = true;
   }
   // A completion that arrived before arming raises no event: look once more.
