@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -267,7 +268,11 @@ int listen_on_device(Context *ctx) {
   if (rdma_bind_addr(ctx->listen_id, reinterpret_cast<sockaddr *>(&ctx->address)) != 0)
     return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: rdma_bind_addr(%s): %s", ctx->rank,
                       ctx->address_text.c_str(), std::strerror(errno));
-  if (rdma_listen(ctx->listen_id, 128) != 0)
+  // Every peer may ask for a connection of every class at once (iWARP's connection manager
+  // refuses what is past the backlog); 128 is the least.
+  const int backlog =
+      std::max(128, (ctx->size > 1 ? ctx->size - 1 : 0) * static_cast<int>(ctx->opt.queues.size()));
+  if (rdma_listen(ctx->listen_id, backlog) != 0)
     return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: rdma_listen on %s: %s", ctx->rank,
                       ctx->address_text.c_str(), std::strerror(errno));
   set_port(&ctx->address, ntohs(rdma_get_src_port(ctx->listen_id)));
