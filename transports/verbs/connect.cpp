@@ -269,9 +269,11 @@ int listen_on_device(Context *ctx) {
     return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: rdma_bind_addr(%s): %s", ctx->rank,
                       ctx->address_text.c_str(), std::strerror(errno));
   // Every peer may ask for a connection of every class at once (iWARP's connection manager
-  // refuses what is past the backlog); 128 is the least.
-  const int backlog =
-      std::max(128, (ctx->size > 1 ? ctx->size - 1 : 0) * static_cast<int>(ctx->opt.queues.size()));
+  // refuses what is past the backlog); 128 is the least. The kernel caps it at
+  // net.rdma_ucm.max_backlog (1024 by default).
+  const size_t requests =
+      static_cast<size_t>(ctx->size > 1 ? ctx->size - 1 : 0) * ctx->opt.queues.size();
+  const int backlog = static_cast<int>(std::clamp<size_t>(requests, 128, 65536));
   if (rdma_listen(ctx->listen_id, backlog) != 0)
     return ctx->error(BRAID_ERR_TRANSPORT, "verbs: rank %d: rdma_listen on %s: %s", ctx->rank,
                       ctx->address_text.c_str(), std::strerror(errno));

@@ -209,6 +209,7 @@ struct Context : plugin::Reporter {
   ibv_cq *cq = nullptr;
   int cq_entries = 0;
   bool cq_armed = false;
+  bool notify_failed = false;   // ibv_req_notify_cq failed: wait polls every millisecond instead
   unsigned progress_calls = 0;  // progress_all looks at the event fds on every 256th call
   // What the progress loop has to do besides polling the CQ, so that a spinning turn with
   // nothing to do skips it (each look costs instructions, and under emulation a spinning rank's
@@ -239,7 +240,7 @@ struct Context : plugin::Reporter {
   uint32_t max_inline = 0;
   size_t eager_limit = 0;
   // isend posts eager messages of up to fast_inline_max bytes itself, inline on class
-  // fast_inline_class, when nothing waits ahead of them (send.hpp, try_send_inline).
+  // fast_inline_class, when nothing waits ahead of them (inline_send.hpp, try_send_inline).
   bool fast_inline = false;
   uint8_t fast_inline_class = 0;
   size_t fast_inline_max = 0;
