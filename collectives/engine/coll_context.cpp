@@ -45,8 +45,7 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
     op.pending.push_back(transport_.isend(to, tag(step), p + offset, n, mr));
     if (last) break;
   }
-  ops_.push_back(std::move(op));
-  ++outstanding_;
+  push_op(std::move(op));
   return ops_.size() - 1;
 }
 
@@ -63,9 +62,16 @@ OpId CollContext::recv(int peer, void *buf, size_t bytes, uint32_t step) {
     op.pending.push_back(transport_.irecv(from, tag(step), p + offset, n, mr));
     if (last) break;
   }
+  push_op(std::move(op));
+  return ops_.size() - 1;
+}
+
+void CollContext::push_op(Op &&op) {
+  // A collective over the transport posts a few messages a call: room for four at the first
+  // (one allocation, not a growing chain of them); none for the calls that post nothing.
+  if (ops_.capacity() == 0) ops_.reserve(4);
   ops_.push_back(std::move(op));
   ++outstanding_;
-  return ops_.size() - 1;
 }
 
 bool CollContext::complete(OpId id) const {
@@ -152,18 +158,18 @@ bool CollContext::poll() {
         done = transport_.test(req, &got);
       } catch (const detail::Failure &f) {
         // The transport freed the failed request: it must not be cancelled later.
-        op.pending.erase(op.pending.begin());
+        op.pending.pop_front();
         --outstanding_;
         if (f.code() == BRAID_ERR_MISMATCH && size_mismatch_ && !op.is_send)
           throw detail::Disagreement(size_mismatch_(op.peer, op.step, kLonger, op.bytes));
         throw;
       } catch (...) {
-        op.pending.erase(op.pending.begin());
+        op.pending.pop_front();
         --outstanding_;
         throw;
       }
       if (!done) break;
-      op.pending.erase(op.pending.begin());
+      op.pending.pop_front();
       op.received += got;
       any = true;
       // A full chunk that came short was the sender's last: it sent op.received bytes in all,
@@ -265,13 +271,13 @@ void CollContext::fail_wait(const Wait &w, double waited) const {
 bool CollContext::cancel_all(int failed_peer) noexcept {
   bool abandoned_sends = false;
   for (Op &op : ops_) {
-    for (braid_transport_req_t req : op.pending) {
+    op.pending.for_each([&](braid_transport_req_t req) {
       abandoned_sends = abandoned_sends || op.is_send;
       if (op.is_send || transport_peer(op.peer) == failed_peer)
         transport_.abandon(req);
       else
         transport_.cancel(req);
-    }
+    });
     op.pending.clear();
   }
   ops_.clear();

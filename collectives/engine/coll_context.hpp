@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/chunk_requests.hpp"
 #include "engine/scratch_pool.hpp"
 
 namespace braid::detail {
@@ -156,7 +157,7 @@ class CollContext {
     uint32_t step;
     size_t bytes;
     size_t received = 0;
-    std::vector<braid_transport_req_t> pending;  // one per chunk still outstanding
+    ChunkRequests pending;  // one per chunk still outstanding
   };
 
   // One suspended coroutine and what it waits for: the algorithm's, or one per branch.
@@ -169,6 +170,7 @@ class CollContext {
     Clock::time_point next_exit_check{};
   };
 
+  void push_op(Op &&op);  // counts it outstanding
   bool complete(OpId id) const;
   void suspend(std::coroutine_handle<> h, OpId id);
   void suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag);
