@@ -90,6 +90,10 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
           return mr;
         },
         [this](void *mr) {
+          if (holder_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+            deregister(mr);  // within this thread's own call, which holds mutex_
+            return;
+          }
           std::unique_lock lock(mutex_, std::try_to_lock);
           if (lock.owns_lock()) {
             deregister(mr);
@@ -124,8 +128,10 @@ int Transport::call(F &&f) {
 #endif
 }
 
-std::unique_lock<std::recursive_mutex> Transport::enter() {
-  std::unique_lock lock(mutex_);
+Transport::Held Transport::enter() {
+  mutex_.lock();
+  holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  Held held(this);
   if (has_deferred_.load(std::memory_order_acquire)) {
     std::vector<void *> mrs;
     {
@@ -135,7 +141,7 @@ std::unique_lock<std::recursive_mutex> Transport::enter() {
     }
     for (void *mr : mrs) deregister(mr);
   }
-  return lock;
+  return held;
 }
 
 void Transport::deregister(void *mr) {
@@ -200,7 +206,7 @@ void Transport::abandon(braid_transport_req_t req) noexcept {
   try {
     abandoned_.push_back(req);
   } catch (...) {
-    cancel(req);
+    cancel_held(req);
   }
 }
 
@@ -216,6 +222,10 @@ void Transport::wait(int timeout_ms) {
 
 void Transport::cancel(braid_transport_req_t req) noexcept {
   auto lock = enter();
+  cancel_held(req);
+}
+
+void Transport::cancel_held(braid_transport_req_t req) noexcept {
   if (call([&] { return ops_->cancel(ctx_, req); }) != BRAID_SUCCESS) {
     log(LogLevel::warn, plugin_.name, " transport cancel: ", err_);
     err_[0] = '\0';
