@@ -31,10 +31,10 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
   if (branched_) claim_ops();
   peer = comm_peer(peer);
   const int to = transport_peer(peer);
-  Op op{peer, true, step, bytes, 0, {}};
   const auto *p = static_cast<const char *>(buf);
   // Inside braid-allocated memory (braid_mem_alloc, scratch): registered once per communicator.
   braid_transport_mr_t mr = bytes > 0 ? transport_.registration(buf, bytes) : nullptr;
+  Op &op = push_op(Op{peer, true, step, bytes, 0, {}});
   // A zero-byte message is still one message: the receiver waits for it. Past max_message_
   // the message goes in chunks of exactly max_message_ and a last one shorter than that (zero
   // bytes when the size is a multiple), on both sides: so a sender and a receiver that
@@ -45,7 +45,6 @@ OpId CollContext::send(int peer, const void *buf, size_t bytes, uint32_t step) {
     op.pending.push_back(transport_.isend(to, tag(step), p + offset, n, mr));
     if (last) break;
   }
-  push_op(std::move(op));
   return ops_.size() - 1;
 }
 
@@ -53,25 +52,27 @@ OpId CollContext::recv(int peer, void *buf, size_t bytes, uint32_t step) {
   if (branched_) claim_ops();
   peer = comm_peer(peer);
   const int from = transport_peer(peer);
-  Op op{peer, false, step, bytes, 0, {}};
   auto *p = static_cast<char *>(buf);
   braid_transport_mr_t mr = bytes > 0 ? transport_.registration(buf, bytes) : nullptr;
+  Op &op = push_op(Op{peer, false, step, bytes, 0, {}});
   for (size_t offset = 0;; offset += max_message_) {  // chunks as send() makes them
     const size_t n = std::min(bytes - offset, max_message_);
     const bool last = n < max_message_;
     op.pending.push_back(transport_.irecv(from, tag(step), p + offset, n, mr));
     if (last) break;
   }
-  push_op(std::move(op));
   return ops_.size() - 1;
 }
 
-void CollContext::push_op(Op &&op) {
+CollContext::Op &CollContext::push_op(Op &&op) {
   // A collective over the transport posts a few messages a call: room for four at the first
   // (one allocation, not a growing chain of them); none for the calls that post nothing.
   if (ops_.capacity() == 0) ops_.reserve(4);
+  // Listed before its chunks are posted: when posting a later chunk throws, the earlier ones
+  // are cancelled with the rest (cancel_all), not left with the plugin holding the buffer.
   ops_.push_back(std::move(op));
   ++outstanding_;
+  return ops_.back();
 }
 
 bool CollContext::complete(OpId id) const {

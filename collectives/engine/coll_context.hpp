@@ -170,7 +170,7 @@ class CollContext {
     Clock::time_point next_exit_check{};
   };
 
-  void push_op(Op &&op);  // counts it outstanding
+  Op &push_op(Op &&op);  // listed and counted outstanding; its chunks are posted after
   bool complete(OpId id) const;
   void suspend(std::coroutine_handle<> h, OpId id);
   void suspend_on_flag(std::coroutine_handle<> h, const FlagWait &flag);

@@ -91,7 +91,7 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
         },
         [this](void *mr) {
           if (holder_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
-            deregister(mr);  // within this thread's own call, which holds mutex_
+            deregister(mr);  // inside this thread's own call, which holds mutex_ (defensive)
             return;
           }
           std::unique_lock lock(mutex_, std::try_to_lock);

@@ -103,9 +103,10 @@ class Transport {
   // back the recursive one was about 850 of the 10,000 instructions an 8 B broadcast and a
   // barrier of 2 ranks ran over the transport (callgrind, in the guest), the plain one 610.
   mutable std::mutex mutex_;
-  // The thread holding mutex_ (a default id when none): a deregistration that comes up inside
-  // that thread's own call (the registration cache evicting within registration()) runs there
-  // and then instead of waiting for a lock its own thread holds.
+  // The thread that took mutex_ through enter() (a default id otherwise). Defensive: were a
+  // deregistration ever to come up inside that thread's own call (no path does today: the
+  // registration cache does not evict within registration()), it runs there and then instead
+  // of waiting on a lock its own thread holds.
   std::atomic<std::thread::id> holder_{};
   std::atomic<bool> shared_by_threads_{false};
   // braid_mem_free releases its region's registration from whatever thread frees it, under the
