@@ -90,10 +90,6 @@ Transport::Transport(Plugin plugin, Bootstrap &bootstrap, int local_rank, int lo
           return mr;
         },
         [this](void *mr) {
-          if (holder_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
-            deregister(mr);  // inside this thread's own call, which holds mutex_ (defensive)
-            return;
-          }
           std::unique_lock lock(mutex_, std::try_to_lock);
           if (lock.owns_lock()) {
             deregister(mr);
@@ -128,10 +124,8 @@ int Transport::call(F &&f) {
 #endif
 }
 
-Transport::Held Transport::enter() {
-  mutex_.lock();
-  holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-  Held held(this);
+std::unique_lock<std::mutex> Transport::enter() {
+  std::unique_lock lock(mutex_);
   if (has_deferred_.load(std::memory_order_acquire)) {
     std::vector<void *> mrs;
     {
@@ -141,7 +135,7 @@ Transport::Held Transport::enter() {
     }
     for (void *mr : mrs) deregister(mr);
   }
-  return held;
+  return lock;
 }
 
 void Transport::deregister(void *mr) {

@@ -8,8 +8,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include "memory/registration_cache.hpp"
@@ -68,26 +66,11 @@ class Transport {
 
  private:
   [[noreturn]] void raise(int code, const char *what);
-  // mutex_ held by this thread until destroyed; records the holder (holder_).
-  class Held {
-   public:
-    explicit Held(Transport *t) : t_(t) {}
-    Held(Held &&other) noexcept : t_(std::exchange(other.t_, nullptr)) {}
-    Held(const Held &) = delete;
-    Held &operator=(const Held &) = delete;
-    Held &operator=(Held &&) = delete;
-    ~Held() {
-      if (t_ == nullptr) return;
-      t_->holder_.store(std::thread::id{}, std::memory_order_relaxed);
-      t_->mutex_.unlock();
-    }
-
-   private:
-    Transport *t_;
-  };
   // Takes mutex_ and first releases registrations whose regions were freed while another thread
-  // was inside the plugin. Not reentrant: nothing called under it enters again.
-  Held enter();
+  // was inside the plugin. Not reentrant: nothing called under it enters again, and no
+  // deregistration comes up inside a call that holds it (the registration cache does not evict
+  // within registration()).
+  std::unique_lock<std::mutex> enter();
   void cancel_held(braid_transport_req_t req) noexcept;  // caller holds mutex_
   // One call into the plugin (caller holds mutex_); debug builds check that no other thread is
   // inside it at the same time, as the plugin ABI requires.
@@ -103,11 +86,6 @@ class Transport {
   // back the recursive one was about 850 of the 10,000 instructions an 8 B broadcast and a
   // barrier of 2 ranks ran over the transport (callgrind, in the guest), the plain one 610.
   mutable std::mutex mutex_;
-  // The thread that took mutex_ through enter() (a default id otherwise). Defensive: were a
-  // deregistration ever to come up inside that thread's own call (no path does today: the
-  // registration cache does not evict within registration()), it runs there and then instead
-  // of waiting on a lock its own thread holds.
-  std::atomic<std::thread::id> holder_{};
   std::atomic<bool> shared_by_threads_{false};
   // braid_mem_free releases its region's registration from whatever thread frees it, under the
   // region registry's lock, which a caller holding mutex_ may be waiting for (registration()):

@@ -1,12 +1,11 @@
 #include "send.hpp"
-#include "inline_send.hpp"
 
 #include <endian.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "direct.hpp"
+#include "inline_send.hpp"
 #include "wr_id.hpp"
 
 namespace braid::verbs {
