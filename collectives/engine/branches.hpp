@@ -59,6 +59,10 @@ class Both {
     struct promise_type {
       Join *join;
       promise_type(Join &j, Task &) : join(&j) {}
+      static void *operator new(std::size_t bytes) { return frame_pool::allocate(bytes); }
+      static void operator delete(void *frame, std::size_t bytes) noexcept {
+        frame_pool::release(frame, bytes);
+      }
       Run get_return_object() {
         return Run{std::coroutine_handle<promise_type>::from_promise(*this)};
       }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "comm/transport.hpp"
+#include "engine/frame_pool.hpp"
 #include "error.hpp"
 #include "intranode/futex.hpp"
 #include "node/home_cpu.hpp"
@@ -93,8 +94,9 @@ std::shared_ptr<Collective> Scheduler::start(const CallLabel &label, AlgorithmFn
   const uint64_t sig_part = signature_hash(args) & ((uint64_t{1} << sig_bits_) - 1);
   const uint64_t tag_base = context_part_ | (((seq_part << sig_bits_) | sig_part) << kStepBits);
   started_ = std::max(started_, seq + 1);
-  auto c = std::make_shared<Collective>(transport_, scratch_, rank_, size_, tag_base, timeout_s_,
-                                        label, algorithm, args, node_, members_);
+  auto c = std::allocate_shared<Collective>(frame_pool::Allocator<Collective>(), transport_,
+                                            scratch_, rank_, size_, tag_base, timeout_s_, label,
+                                            algorithm, args, node_, members_);
   if (held_back(*c, oldest_in_flight())) {
     active_.push_back(c);  // progress() starts it once the calls before it are done
     return c;

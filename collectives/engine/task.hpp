@@ -9,6 +9,8 @@
 #include <exception>
 #include <utility>
 
+#include "engine/frame_pool.hpp"
+
 namespace braid::coll {
 
 class [[nodiscard]] Task {
@@ -16,6 +18,12 @@ class [[nodiscard]] Task {
   struct promise_type {
     std::exception_ptr error;
     std::coroutine_handle<> continuation;  // the Task awaiting this one, if any
+
+    // Frames come from the thread's recycled ones (frame_pool.hpp): a call runs several.
+    static void *operator new(std::size_t bytes) { return frame_pool::allocate(bytes); }
+    static void operator delete(void *frame, std::size_t bytes) noexcept {
+      frame_pool::release(frame, bytes);
+    }
 
     Task get_return_object() {
       return Task(std::coroutine_handle<promise_type>::from_promise(*this));
