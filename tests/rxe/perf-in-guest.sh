@@ -5,7 +5,7 @@
 # plugin when it is built, UCX restricted to rxe0), next to perftest's ib_send_lat and
 # ib_write_bw on the same device; allreduce and broadcast sweeps (braid-bench, 8 B-16 MiB, 2
 # ranks, the node path off so the transport carries them) over each plugin side by side,
-# medians of PERF_ROUNDS (3) alternating runs; then
+# medians of PERF_ROUNDS (3) alternating runs and the ratio within each round; then
 # the registered receive memory per process of the verbs plugin in per-peer and shared mode as
 # the rank count grows (its counters, as BRAID_DEBUG=info prints them at finalize).
 # With --pair: two guests joined by a link (tests/vm/run-in-guest-pair), one rank in each:
@@ -72,15 +72,48 @@ median_csv() {
       }
     }' "$@"
 }
+# round_ratios COLL ROUNDS: per size, verbs' latency over UCX's in each round (the two runs of a
+# round are next to each other), their median, and in how many rounds verbs was the faster.
+# Across the pair the link's latency drifts by 30% over minutes, more than the plugins differ:
+# a ratio taken within a round cancels the drift that the medians of each plugin keep.
+round_ratios() {
+  local r files=()
+  for (( r = 1; r <= $2; ++r )); do
+    [[ -s /tmp/bench.$1.verbs.$r.csv && -s /tmp/bench.$1.ucx.$r.csv ]] || continue
+    files+=("/tmp/bench.$1.verbs.$r.csv" "/tmp/bench.$1.ucx.$r.csv")
+  done
+  (( ${#files[@]} )) || return 0
+  awk -F, '
+    FNR == 1 { ++file; next }
+    file % 2 == 1 { v[$1] = $4; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }; next }
+    ($1 in v) && $4 > 0 { k = ++cnt[$1]; q[$1, k] = v[$1] / $4; ahead[$1] += (v[$1] < $4) }
+    END {
+      printf "%10s  %-22s %s\n", "bytes", "verbs/ucx per round", "median  verbs ahead"
+      for (i = 1; i <= n; ++i) {
+        s = order[i]; k = cnt[s]
+        if (!k) continue
+        line = ""
+        for (a = 1; a <= k; ++a) { x[a] = q[s, a]; line = line sprintf(" %.2f", x[a]) }
+        for (a = 2; a <= k; ++a) for (b = a; b > 1 && x[b] < x[b - 1]; --b) {
+          t = x[b]; x[b] = x[b - 1]; x[b - 1] = t
+        }
+        med = (k % 2) ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2
+        printf "%10s %-23s %6.2f  %d of %d\n", s, line, med, ahead[s], k
+      }
+    }' "${files[@]}"
+}
 # collectives RUN...: allreduce and broadcast, 8 B-16 MiB, over each plugin, run by RUN
 # (which appends the braid-bench arguments), PERF_ROUNDS times (default 3) with the plugins
-# alternating, so that a slow spell of the guest falls on both; then the side-by-side tables of
-# the medians (rank 0 writes them).
+# alternating and their order swapped every round (verbs ucx, ucx verbs, ...), so that a slow
+# spell of the guest falls on both and a drift favours neither; then the side-by-side tables of
+# the medians and the per-round ratios (rank 0 writes them).
 collectives() {
   local coll p csv round rounds=${PERF_ROUNDS:-3}
   for coll in allreduce broadcast; do
     for (( round = 1; round <= rounds; ++round )); do
-      for p in "${plugins[@]}"; do
+      local order=("${plugins[@]}")
+      (( round % 2 == 0 && ${#plugins[@]} == 2 )) && order=("${plugins[1]}" "${plugins[0]}")
+      for p in "${order[@]}"; do
         csv=/tmp/bench.$coll.$p.$round.csv
         rm -f "$csv"
         "$@" "$BIN/braid-bench" "$coll" --transport "$p" --max-bytes 16M --csv "$csv" \
@@ -102,6 +135,8 @@ collectives() {
       paste -d, "/tmp/bench.$coll.verbs.csv" "/tmp/bench.$coll.ucx.csv" | awk -F, '
         NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "runs_min_us") c[++m] = i; next }
         { printf "%10s  %8.1f-%-8.1f / %8.1f-%-8.1f\n", $1, $c[1], $(c[1] + 1), $c[2], $(c[2] + 1) }'
+      echo "   per round (each ratio from two runs next to each other):"
+      round_ratios "$coll" "$rounds"
     elif [[ -s /tmp/bench.$coll.ucx.csv ]]; then
       echo "-- $coll over ucx (medians of $rounds runs)"; column -t -s, "/tmp/bench.$coll.ucx.csv"
     fi
