@@ -53,21 +53,27 @@ side_by_side() {
       printf "%10s  %-26s %10.1f  %-26s %10.1f  %.2f\n", $1, alg[$1], us[$1], $3, $4, us[$1] / $4
     }' "$1" "$2"
 }
+# AWK_SORTED_MEDIAN: an awk function for the awk programs below: sorts x[1..k] (numbers) in
+# place and returns their median.
+AWK_SORTED_MEDIAN='
+  function sorted_median(x, k,    a, b, t) {
+    for (a = 2; a <= k; ++a) for (b = a; b > 1 && x[b] + 0 < x[b - 1] + 0; --b) {
+      t = x[b]; x[b] = x[b - 1]; x[b - 1] = t
+    }
+    return (k % 2) ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2
+  }'
 # median_csv FILE...: braid-bench --csv rows of several runs of one sweep, one row per size:
 # the first run's row with the median of the runs' average latency (column 4) in its place,
 # and the lowest and highest of the runs appended (TCG guests are noisy; one run is not a
 # figure). The other columns are the first run's.
 median_csv() {
-  awk -F, -v OFS=, '
+  awk -F, -v OFS=, "$AWK_SORTED_MEDIAN"'
     FNR == 1 { if (NR == 1) print $0 ",runs_min_us,runs_max_us"; next }
     { if (!($1 in row)) { row[$1] = $0; order[++n] = $1 }; v[$1] = v[$1] " " $4 }
     END {
       for (i = 1; i <= n; ++i) {
         k = split(substr(v[order[i]], 2), x, " ")
-        for (a = 2; a <= k; ++a) for (b = a; b > 1 && x[b] + 0 < x[b - 1] + 0; --b) {
-          t = x[b]; x[b] = x[b - 1]; x[b - 1] = t
-        }
-        med = (k % 2) ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2
+        med = sorted_median(x, k)
         split(row[order[i]], f, ",")
         f[4] = med
         line = f[1]
@@ -87,7 +93,7 @@ round_ratios() {
     files+=("/tmp/bench.$1.verbs.$r.csv" "/tmp/bench.$1.ucx.$r.csv")
   done
   (( ${#files[@]} )) || return 0
-  awk -F, '
+  awk -F, "$AWK_SORTED_MEDIAN"'
     FNR == 1 { ++file; next }
     file % 2 == 1 { v[$1] = $4; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }; next }
     ($1 in v) && $4 > 0 { k = ++cnt[$1]; q[$1, k] = v[$1] / $4; ahead[$1] += (v[$1] < $4) }
@@ -98,10 +104,7 @@ round_ratios() {
         if (!k) continue
         line = ""
         for (a = 1; a <= k; ++a) { x[a] = q[s, a]; line = line sprintf(" %.2f", x[a]) }
-        for (a = 2; a <= k; ++a) for (b = a; b > 1 && x[b] < x[b - 1]; --b) {
-          t = x[b]; x[b] = x[b - 1]; x[b - 1] = t
-        }
-        med = (k % 2) ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2
+        med = sorted_median(x, k)
         printf "%10s %-23s %6.2f  %d of %d\n", s, line, med, ahead[s], k
       }
     }' "${files[@]}"
