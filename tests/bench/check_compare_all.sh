@@ -14,7 +14,7 @@ python3 "$compare" --quick --collectives all --ranks 2 --no-algorithms --no-mem-
 touch_out="$out/touch"
 python3 "$compare" --quick --collectives allreduce,broadcast --ranks 2 --no-algorithms \
   --no-mem-alloc --max-bytes 1K --no-plots --build-dir "$build" --no-build --no-install \
-  --touch --out "$touch_out"
+  --touch --repeat 2 --out "$touch_out"
 status=0
 python3 - "$out" "$touch_out" <<'PY' || status=1
 import json, os, re, sys
@@ -55,5 +55,46 @@ for c in ["allreduce", "broadcast"]:
     if "(`--touch`)" not in text:
         sys.exit(f"FAIL: {c}_2ranks.md does not say its send buffers were rewritten")
 print("PASS: --touch mode over braid and every MPI")
+# Two runs of each: the run-to-run spread section holds a row per system, each counting the
+# cells where its first run was slower than its second (and the other way), as recomputed
+# here from the runs' JSON.
+manifest = json.load(open(os.path.join(touch_out, "manifest.json")))
+report = open(os.path.join(touch_out, "report.md")).read()
+if "\n## Run-to-run spread: each system against itself\n" not in report:
+    sys.exit("FAIL: --repeat 2 report has no run-to-run spread section")
+section = report.split("\n## Run-to-run spread: each system against itself\n", 1)[1]
+section = section.split("\n## ", 1)[0]
+table = {}
+for line in section.splitlines():
+    cells = [x.strip() for x in line.strip().strip("|").split("|")]
+    if line.startswith("| ") and len(cells) == 9 and cells[1].isdigit():
+        table[cells[0]] = cells
+systems = {}
+for r in manifest["runs"]:
+    if r["status"] == "ok":
+        systems.setdefault(r["label"], {}).setdefault((r["collective"], r["rep"]), r["json"])
+for label, jsons in systems.items():
+    if label not in table:
+        sys.exit(f"FAIL: no spread row for {label}: {sorted(table)}")
+    slower = faster = cells = 0
+    for c in ["allreduce", "broadcast"]:
+        rows = [{row["bytes"]: row["avg_us"]
+                 for row in json.load(open(os.path.join(touch_out, jsons[(c, rep)])))["rows"]}
+                for rep in (1, 2)]
+        for size, first in rows[0].items():
+            cells += 1
+            slower += first > rows[1][size]
+            faster += rows[1][size] > first
+    row = table[label]
+    if [int(row[1]), int(row[2]), int(row[5])] != [cells, slower, faster]:
+        sys.exit(f"FAIL: spread row {row}: expected {cells} cells, {slower} slower in run 1, "
+                 f"{faster} in run 2")
+    n = [int(x) for x in row[2:8]]
+    if not n[2] <= n[1] <= n[0] or not n[5] <= n[4] <= n[3]:
+        sys.exit(f"FAIL: spread row {row}: counts above 1.25 / 1.10 / 1 do not nest")
+braid_rows = [k for k in table if k.endswith("÷ best MPI")]
+if not braid_rows:
+    sys.exit(f"FAIL: no braid ÷ best MPI row in the spread section: {sorted(table)}")
+print(f"PASS: run-to-run spread, {len(table)} rows: {sorted(table)}")
 PY
 exit $status
